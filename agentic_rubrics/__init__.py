@@ -1,0 +1,187 @@
+"""agentic_rubrics: pick the right patch out of K candidates without running them.
+
+Stages: explore the repository and write a weighted rubric (``rubrics.yaml``); judge every candidate
+item by item (a model, or deterministic checks); score S with missing verdicts excluded; select the
+best candidate per task; report Best@K, ROC-AUC, PR-AUC, coverage, flakiness and cost.
+
+The protocols below are what later stages implement. Importing this package is cheap: the public API
+is loaded on first use, and nothing here imports litellm, swe-rex, matplotlib or scikit-learn.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from agentic_rubrics.types import CommandResult, Completion, Rubric, Verdict
+
+__version__ = "0.1.0"
+
+
+@runtime_checkable
+class Model(Protocol):
+    """An async chat-completion model (a litellm model string behind it, or a scripted fake)."""
+
+    name: str
+    """The model identifier recorded beside every verdict it gives."""
+
+    async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
+        """Answer one chat; ``params`` are passed through (temperature, max_tokens, ...)."""
+        ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A place to run read-only exploration commands against a repository at its base commit."""
+
+    async def run(
+        self, command: str, *, timeout: float = 30.0, max_output: int = 20_000
+    ) -> CommandResult:
+        """Run a shell command; kill it after ``timeout`` seconds; cut output at ``max_output`` chars."""
+        ...
+
+    async def read_file(self, path: str, *, max_bytes: int = 200_000) -> str:
+        """Read a repository-relative file as text (cut at ``max_bytes``)."""
+        ...
+
+    async def close(self) -> None:
+        """Release the sandbox and everything it created."""
+        ...
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Gives one verdict per rubric item for one candidate; never a score it did not derive."""
+
+    name: str
+    """What decided the verdicts, recorded in every record (e.g. ``checks``)."""
+
+    async def judge(
+        self,
+        *,
+        instance_id: str,
+        issue: str,
+        rubric: Rubric,
+        candidate_id: str,
+        patch: str,
+        repeat: int = 0,
+    ) -> list[Verdict]:
+        """Exactly one verdict per rubric item, each ``judged``, ``checked`` or ``missing``."""
+        ...
+
+
+_LAZY: dict[str, str] = {
+    # vocabulary
+    "Task": "agentic_rubrics.types",
+    "Candidate": "agentic_rubrics.types",
+    "Rubric": "agentic_rubrics.types",
+    "RubricItem": "agentic_rubrics.types",
+    "RubricMetadata": "agentic_rubrics.types",
+    "Axes": "agentic_rubrics.types",
+    "Check": "agentic_rubrics.types",
+    "Verdict": "agentic_rubrics.types",
+    "CandidateScore": "agentic_rubrics.types",
+    "Selection": "agentic_rubrics.types",
+    "Completion": "agentic_rubrics.types",
+    "CommandResult": "agentic_rubrics.types",
+    "Usage": "agentic_rubrics.types",
+    "AXES": "agentic_rubrics.types",
+    "MISSING_REASONS": "agentic_rubrics.types",
+    "SCHEMA": "agentic_rubrics.types",
+    # errors
+    "AgenticRubricsError": "agentic_rubrics.exceptions",
+    "RubricError": "agentic_rubrics.exceptions",
+    "CheckError": "agentic_rubrics.exceptions",
+    "DataError": "agentic_rubrics.exceptions",
+    "ConfigError": "agentic_rubrics.exceptions",
+    "JudgeError": "agentic_rubrics.exceptions",
+    "ModelError": "agentic_rubrics.exceptions",
+    "SandboxError": "agentic_rubrics.exceptions",
+    "PatchParseError": "agentic_rubrics.exceptions",
+    "BudgetExceeded": "agentic_rubrics.exceptions",
+    "Problem": "agentic_rubrics.exceptions",
+    # rubric files
+    "load_rubric": "agentic_rubrics.rubric",
+    "parse_rubric": "agentic_rubrics.rubric",
+    "write_rubric": "agentic_rubrics.rubric",
+    "lint": "agentic_rubrics.rubric",
+    # checks and patches
+    "CHECKS": "agentic_rubrics.checks",
+    "run_check": "agentic_rubrics.checks",
+    "check_verdicts": "agentic_rubrics.checks",
+    "parse_patch": "agentic_rubrics.patch",
+    # scoring
+    "DecisionPolicy": "agentic_rubrics.scoring",
+    "score_candidate": "agentic_rubrics.scoring",
+    "reduce_repeats": "agentic_rubrics.scoring",
+    # metrics
+    "best_at_k": "agentic_rubrics.metrics",
+    "pass_at_k": "agentic_rubrics.metrics",
+    "random_at_k": "agentic_rubrics.metrics",
+    "roc_auc": "agentic_rubrics.metrics",
+    "pr_auc": "agentic_rubrics.metrics",
+    "flakiness": "agentic_rubrics.metrics",
+    "bootstrap_ci": "agentic_rubrics.metrics",
+    "tie_rate": "agentic_rubrics.metrics",
+}
+
+__all__ = ["Judge", "Model", "Sandbox", "__version__", *_LAZY]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'agentic_rubrics' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+if TYPE_CHECKING:
+    from agentic_rubrics.checks import CHECKS, check_verdicts, run_check
+    from agentic_rubrics.exceptions import (
+        AgenticRubricsError,
+        BudgetExceeded,
+        CheckError,
+        ConfigError,
+        DataError,
+        JudgeError,
+        ModelError,
+        PatchParseError,
+        Problem,
+        RubricError,
+        SandboxError,
+    )
+    from agentic_rubrics.metrics import (
+        best_at_k,
+        bootstrap_ci,
+        flakiness,
+        pass_at_k,
+        pr_auc,
+        random_at_k,
+        roc_auc,
+        tie_rate,
+    )
+    from agentic_rubrics.patch import parse_patch
+    from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.scoring import DecisionPolicy, reduce_repeats, score_candidate
+    from agentic_rubrics.types import (
+        AXES,
+        MISSING_REASONS,
+        SCHEMA,
+        Axes,
+        Candidate,
+        CandidateScore,
+        Check,
+        CommandResult,
+        Completion,
+        RubricItem,
+        RubricMetadata,
+        Selection,
+        Task,
+        Usage,
+    )

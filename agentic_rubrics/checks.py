@@ -1,0 +1,333 @@
+"""The deterministic ``check`` predicates of rubrics.yaml, evaluated on a parsed diff.
+
+An item with a check is decided here and never by a model: no cost, no flakiness. A check that is
+invalid (unknown name, wrong argument, regex that does not compile) or a patch that cannot be parsed
+gives ``missing: check_error``, never a 0.
+
+Paths are matched as globs against repository-relative paths (``*`` also crosses ``/``). A pattern
+without ``/`` also matches a file's base name; a pattern ending in ``/`` matches everything below
+that folder. Regexes are Python ``re`` patterns searched in each added or removed line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from typing import Any, Literal
+
+from agentic_rubrics.exceptions import CheckError, PatchParseError
+from agentic_rubrics.patch import ChangedFile, ParsedPatch, parse_patch
+from agentic_rubrics.types import Check, Rubric, Verdict
+
+ArgKind = Literal["glob", "globs", "regex", "int", "symbol"]
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+_DEF_RE = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+_SYMBOL_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def path_matches(path: str, pattern: str) -> bool:
+    """Whether a repository-relative path matches a check's path pattern (see the module doc)."""
+    if pattern.endswith("/"):
+        return path.startswith(pattern) or fnmatchcase(path, pattern + "*")
+    if _GLOB_CHARS.search(pattern) is None:
+        return path == pattern or ("/" not in pattern and path.rsplit("/", 1)[-1] == pattern)
+    if fnmatchcase(path, pattern):
+        return True
+    return "/" not in pattern and fnmatchcase(path.rsplit("/", 1)[-1], pattern)
+
+
+def _files(patch: ParsedPatch, glob: str | None) -> Iterator[ChangedFile]:
+    for f in patch.files:
+        if glob is None or any(path_matches(p, glob) for p in f.paths):
+            yield f
+
+
+def _any_line(lines: Iterable[str], regex: str) -> bool:
+    pattern = _compile(regex)
+    return any(pattern.search(line) for line in lines)
+
+
+@lru_cache(maxsize=1024)
+def _compile(regex: str) -> re.Pattern[str]:
+    try:
+        return re.compile(regex)
+    except re.error as exc:
+        raise CheckError(f"regex {regex!r} does not compile: {exc}") from exc
+
+
+def _globs(arg: Any) -> list[str]:
+    return [arg] if isinstance(arg, str) else list(arg)
+
+
+def _enclosing_chains(f: ChangedFile) -> Iterator[list[tuple[str, int | None]]]:
+    """For each changed line, the defs/classes visibly enclosing it, outermost first, with indents.
+
+    Sources, all from the diff alone: the hunk's function context (what git prints after ``@@``;
+    its indentation is unknown), ``def``/``class`` lines seen earlier in the hunk at a smaller
+    indentation, and the changed line itself when it is a ``def``/``class`` line.
+    """
+    for hunk in f.hunks:
+        header = _DEF_RE.match(hunk.section_header)
+        outer: list[tuple[str, int | None]] = [(header.group(2), None)] if header else []
+        stack: list[tuple[str, int | None]] = []
+        for line in hunk.lines:
+            if not line.text.strip():
+                continue
+            indent = len(line.text) - len(line.text.lstrip())
+            if indent == 0:
+                outer = []  # a top-level line: the hunk has left the header's definition
+            stack = [
+                (n, i) for n, i in stack if i is not None and i < indent
+            ]  # close deeper scopes
+            m = _DEF_RE.match(line.text)
+            if line.kind in "+-":
+                yield outer + stack + ([(m.group(2), indent)] if m else [])
+            if m:
+                stack.append((m.group(2), indent))
+
+
+def touches_symbol(patch: ParsedPatch, symbol: str, glob: str | None = None) -> bool:
+    """Whether a changed line lies inside ``symbol`` (``name`` or ``Class.method``), as the diff shows.
+
+    The last part must be a visible definition around a changed line (or the changed ``def`` line
+    itself). Qualifiers must appear, in order, further out. When nothing further out is visible and
+    the definition is indented (so it is nested in something the diff does not show), the
+    qualifiers cannot be confirmed or refuted and the name alone decides.
+    """
+    *qualifiers, name = symbol.split(".")
+    for f in _files(patch, glob):
+        for chain in _enclosing_chains(f):
+            names = [n for n, _ in chain]
+            if name not in names:
+                continue
+            at = len(names) - 1 - names[::-1].index(name)
+            outer = iter(names[:at])
+            if all(q in outer for q in qualifiers):
+                return True
+            indent = chain[at][1]
+            if at == 0 and (indent is None or indent > 0):
+                return True  # nested in something invisible: qualifiers unknowable from the diff
+    return False
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """One predicate of the vocabulary."""
+
+    name: str
+    arg: ArgKind
+    takes_in: bool
+    doc: str
+    example: str
+    fn: Callable[[ParsedPatch, Any, str | None], bool]
+
+
+def _spec(
+    name: str, arg: ArgKind, doc: str, example: str, *, takes_in: bool = False
+) -> Callable[[Callable[[ParsedPatch, Any, str | None], bool]], CheckSpec]:
+    def wrap(fn: Callable[[ParsedPatch, Any, str | None], bool]) -> CheckSpec:
+        spec = CheckSpec(name, arg, takes_in, doc, example, fn)
+        CHECKS[name] = spec
+        return spec
+
+    return wrap
+
+
+CHECKS: dict[str, CheckSpec] = {}
+"""The closed vocabulary, name -> spec. Add a predicate here and it is known everywhere."""
+
+
+@_spec("touches", "glob", "some changed file matches the glob", "{touches: src/pkg/core.py}")
+def _touches(p: ParsedPatch, arg: str, _: str | None) -> bool:
+    return any(_files(p, arg))
+
+
+@_spec("not_touches", "glob", "no changed file matches the glob", "{not_touches: 'tests/'}")
+def _not_touches(p: ParsedPatch, arg: str, _: str | None) -> bool:
+    return not any(_files(p, arg))
+
+
+@_spec(
+    "only_touches",
+    "globs",
+    "every changed file matches one of the globs",
+    "{only_touches: [src/pkg/core.py, 'tests/']}",
+)
+def _only_touches(p: ParsedPatch, arg: Any, _: str | None) -> bool:
+    globs = _globs(arg)
+    return all(any(path_matches(path, g) for g in globs) for f in p.files for path in f.paths)
+
+
+@_spec(
+    "adds_match",
+    "regex",
+    "some added line matches the regex",
+    "{adds_match: 'raise ValueError', in: src/pkg/core.py}",
+    takes_in=True,
+)
+def _adds_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
+    return _any_line((ln for f in _files(p, glob) for ln in f.added), arg)
+
+
+@_spec(
+    "adds_no_match",
+    "regex",
+    "no added line matches the regex",
+    r"{adds_no_match: '^\s*print\(', in: '*.py'}",
+    takes_in=True,
+)
+def _adds_no_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
+    return not _any_line((ln for f in _files(p, glob) for ln in f.added), arg)
+
+
+@_spec(
+    "removes_match",
+    "regex",
+    "some removed line matches the regex",
+    "{removes_match: 'if n > 0', in: src/pkg/core.py}",
+    takes_in=True,
+)
+def _removes_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
+    return _any_line((ln for f in _files(p, glob) for ln in f.removed), arg)
+
+
+@_spec(
+    "removes_no_match",
+    "regex",
+    "no removed line matches the regex",
+    r"{removes_no_match: '^\s*assert\b', in: 'tests/'}",
+    takes_in=True,
+)
+def _removes_no_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
+    return not _any_line((ln for f in _files(p, glob) for ln in f.removed), arg)
+
+
+@_spec("max_files", "int", "at most N files are changed", "{max_files: 2}")
+def _max_files(p: ParsedPatch, arg: int, _: str | None) -> bool:
+    return len(p.files) <= arg
+
+
+@_spec(
+    "max_changed_lines",
+    "int",
+    "at most N lines are added or removed in all (in matching files, with 'in')",
+    "{max_changed_lines: 40}",
+    takes_in=True,
+)
+def _max_changed_lines(p: ParsedPatch, arg: int, glob: str | None) -> bool:
+    return sum(len(f.added) + len(f.removed) for f in _files(p, glob)) <= arg
+
+
+@_spec("adds_file", "glob", "the patch creates a file matching the glob", "{adds_file: 'tests/'}")
+def _adds_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
+    return any(f.is_new for f in _files(p, arg))
+
+
+@_spec(
+    "adds_no_file", "glob", "the patch creates no file matching the glob", "{adds_no_file: '*.py'}"
+)
+def _adds_no_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
+    return not any(f.is_new for f in _files(p, arg))
+
+
+@_spec(
+    "deletes_no_file",
+    "glob",
+    "the patch deletes no file matching the glob",
+    "{deletes_no_file: '*'}",
+)
+def _deletes_no_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
+    return not any(f.is_deleted for f in _files(p, arg))
+
+
+@_spec(
+    "touches_symbol",
+    "symbol",
+    "a changed line lies inside the function or class (name or Class.method), as the diff shows",
+    "{touches_symbol: Parser.parse_header, in: src/pkg/parser.py}",
+    takes_in=True,
+)
+def _touches_symbol(p: ParsedPatch, arg: str, glob: str | None) -> bool:
+    return touches_symbol(p, arg, glob)
+
+
+def check_problems(check: Check) -> list[tuple[str, str]]:
+    """What is wrong with a check, as (field, message) pairs; empty when it is valid."""
+    spec = CHECKS.get(check.name)
+    if spec is None:
+        return [("check", f"unknown check {check.name!r}; expected one of {', '.join(CHECKS)}")]
+    problems: list[tuple[str, str]] = []
+    arg = check.arg
+    if spec.arg == "int":
+        if isinstance(arg, bool) or not isinstance(arg, int) or arg < 0:
+            problems.append((check.name, "expected a whole number >= 0"))
+    elif spec.arg == "globs":
+        ok = isinstance(arg, str) or (
+            isinstance(arg, list) and all(isinstance(a, str) for a in arg)
+        )
+        if not ok or not arg:
+            problems.append((check.name, "expected a path glob or a non-empty list of path globs"))
+    elif not isinstance(arg, str) or not arg:
+        problems.append((check.name, f"expected a non-empty string ({spec.arg})"))
+    elif spec.arg == "regex":
+        try:
+            re.compile(arg)
+        except re.error as exc:
+            problems.append((check.name, f"regex does not compile: {exc}"))
+    elif spec.arg == "symbol" and not _SYMBOL_RE.match(arg):
+        problems.append((check.name, "expected a Python name or dotted name like Class.method"))
+    if check.path is not None and not spec.takes_in:
+        problems.append(("in", f"'in' does not apply to {check.name!r}"))
+    return problems
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """The result of one check: ``value`` is ``None`` exactly when the check could not be decided."""
+
+    value: Literal[0, 1] | None
+    reason: str
+    detail: str = ""
+
+
+def run_check(check: Check, patch: ParsedPatch | str) -> CheckOutcome:
+    """Decide one check on one patch (text or parsed). Never raises for bad input: that is missing."""
+    problems = check_problems(check)
+    if problems:
+        return CheckOutcome(None, "check_error", "; ".join(m for _, m in problems))
+    try:
+        parsed = parse_patch(patch) if isinstance(patch, str) else patch
+        ok = CHECKS[check.name].fn(parsed, check.arg, check.path)
+    except (PatchParseError, CheckError) as exc:
+        return CheckOutcome(None, "check_error", str(exc))
+    return CheckOutcome(1 if ok else 0, check.name)
+
+
+def check_verdicts(
+    rubric: Rubric, patch: str, *, instance_id: str, candidate_id: str
+) -> dict[str, Verdict]:
+    """Verdicts for the rubric's items that carry a check, keyed by item id (others are absent)."""
+    try:
+        parsed: ParsedPatch | str = parse_patch(patch)
+    except PatchParseError:
+        parsed = patch  # run_check reports check_error for each item
+    out: dict[str, Verdict] = {}
+    for axis, item in rubric.items():
+        if item.check is None:
+            continue
+        outcome = run_check(item.check, parsed)
+        out[item.id] = Verdict(
+            instance_id=instance_id,
+            candidate_id=candidate_id,
+            item_id=item.id,
+            axis=axis,
+            weight=item.weight,
+            origin="missing" if outcome.value is None else "checked",
+            value=outcome.value,
+            reason=outcome.reason,
+        )
+    return out

@@ -1,0 +1,70 @@
+"""One rooted tree of exceptions: catch ``AgenticRubricsError`` to catch everything the library raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class AgenticRubricsError(Exception):
+    """Root of every error this library raises on purpose."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One finding about an input file: where it is and what was expected there."""
+
+    file: str
+    line: int | None
+    column: int | None
+    field: str
+    message: str
+    severity: str = "error"  # "error" or "warning"
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        field = f" [{self.field}]" if self.field else ""
+        return f"{where}: {self.severity}{field}: {self.message}"
+
+
+class RubricError(AgenticRubricsError):
+    """A rubrics.yaml that cannot be read or does not follow the schema. ``problems`` lists each error."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems) or "invalid rubric")
+
+
+class CheckError(AgenticRubricsError):
+    """A ``check`` specification that names an unknown predicate or carries a bad argument."""
+
+
+class PatchParseError(AgenticRubricsError):
+    """A candidate patch that is not a unified diff."""
+
+
+class DataError(AgenticRubricsError):
+    """A task, prediction or report file that is malformed; the message names file, line and field."""
+
+
+class ConfigError(AgenticRubricsError):
+    """A configuration that is invalid or does not match the one a run folder was started with."""
+
+
+class JudgeError(AgenticRubricsError):
+    """The judge cannot run at all (as opposed to one verdict going missing, which is not an error)."""
+
+
+class ModelError(AgenticRubricsError):
+    """A model call failed in a way that retrying cannot fix (authentication, unknown model, context)."""
+
+
+class SandboxError(AgenticRubricsError):
+    """A sandbox could not be created, or a command could not be started in it."""
+
+
+class BudgetExceeded(AgenticRubricsError):
+    """The run's cost limit was reached; no new model call is started."""

@@ -1,0 +1,191 @@
+"""Unified diffs parsed once into plain values (on top of ``unidiff``) for checks and scoring.
+
+Normalisations, each for a reason:
+- CRLF line ends become LF before parsing, so a patch made on Windows or against a CRLF file gives the
+  same lines as its LF twin (``unidiff`` matches git's header lines with ``$``, which fails on ``\\r``).
+- ``a/`` and ``b/`` prefixes are stripped, ``/dev/null`` sides become ``None``, quoted paths are
+  unquoted: every path is repository-relative.
+- A text that holds no file header at all is not a patch: it raises instead of passing as empty.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from unidiff.errors import UnidiffParseError
+from unidiff.patch import PatchSet
+
+from agentic_rubrics.exceptions import PatchParseError
+
+_DEV_NULL = "/dev/null"
+_INDEX_LINE = re.compile(r"^index [0-9a-fA-F]+\.\.[0-9a-fA-F]+( \d+)?$")
+
+
+@dataclass(frozen=True)
+class HunkLine:
+    """One line of a hunk: ``kind`` is ``+``, ``-`` or `` `` (context)."""
+
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One hunk: the function context git printed after ``@@`` and its lines."""
+
+    section_header: str
+    lines: tuple[HunkLine, ...]
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    """One file of a patch. ``old_path`` is ``None`` for a new file, ``new_path`` for a deleted one."""
+
+    old_path: str | None
+    new_path: str | None
+    hunks: tuple[Hunk, ...]
+    binary: bool
+
+    @property
+    def path(self) -> str:
+        """The path after the change (before it, for a deleted file)."""
+        path = self.new_path if self.new_path is not None else self.old_path
+        assert path is not None  # a file has at least one side
+        return path
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Both sides' paths (one for a plain edit, two for a rename)."""
+        return tuple(dict.fromkeys(p for p in (self.old_path, self.new_path) if p is not None))
+
+    @property
+    def is_new(self) -> bool:
+        """The patch creates this file."""
+        return self.old_path is None
+
+    @property
+    def is_deleted(self) -> bool:
+        """The patch deletes this file."""
+        return self.new_path is None
+
+    @property
+    def is_rename(self) -> bool:
+        """The patch moves this file."""
+        return (
+            self.old_path is not None
+            and self.new_path is not None
+            and self.old_path != self.new_path
+        )
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        """Added lines, without the ``+`` and the line end."""
+        return tuple(ln.text for h in self.hunks for ln in h.lines if ln.kind == "+")
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        """Removed lines, without the ``-`` and the line end."""
+        return tuple(ln.text for h in self.hunks for ln in h.lines if ln.kind == "-")
+
+
+@dataclass(frozen=True)
+class ParsedPatch:
+    """A whole patch: its files in order."""
+
+    files: tuple[ChangedFile, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        """No file is changed."""
+        return not self.files
+
+    @property
+    def changed_lines(self) -> int:
+        """Added plus removed lines over all files."""
+        return sum(len(f.added) + len(f.removed) for f in self.files)
+
+
+def is_empty_patch(text: str | None) -> bool:
+    """True for a patch that is missing or only white space."""
+    return text is None or not text.strip()
+
+
+def normalize_patch(text: str) -> str:
+    """The patch with CRLF as LF, ``index`` lines dropped and trailing white space stripped per line.
+
+    Two candidates whose normalised patches are equal make the same change.
+    """
+    lines = text.replace("\r\n", "\n").split("\n")
+    kept = [ln.rstrip() for ln in lines if not _INDEX_LINE.match(ln)]
+    return "\n".join(kept).strip("\n") + "\n" if any(kept) else ""
+
+
+def patch_hash(text: str) -> str:
+    """sha256 of the normalised patch: the identity of a change, never its content."""
+    return "sha256:" + hashlib.sha256(normalize_patch(text).encode()).hexdigest()
+
+
+def _unquote(path: str) -> str:
+    if len(path) >= 2 and path[0] == '"' and path[-1] == '"':
+        # git C-quotes unusual paths: backslash escapes and octal bytes of UTF-8.
+        raw = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
+        try:
+            return raw.encode("latin-1").decode("utf-8")
+        except (UnicodeEncodeError, UnicodeDecodeError):
+            return raw
+    return path
+
+
+def _side(path: str | None, prefix: str) -> str | None:
+    if path is None:
+        return None
+    path = _unquote(path.strip())
+    if path == _DEV_NULL or path == "":
+        return None
+    if path.startswith(prefix):
+        path = path[len(prefix) :]
+    return path
+
+
+@lru_cache(maxsize=256)
+def parse_patch(text: str) -> ParsedPatch:
+    """Parse a unified diff. Empty text is the empty patch; anything else that is not a diff raises.
+
+    Raises:
+        PatchParseError: the text is not a unified diff, or a hunk is malformed.
+    """
+    if is_empty_patch(text):
+        return ParsedPatch(files=())
+    normalized = text.replace("\r\n", "\n")
+    if not normalized.endswith("\n"):
+        normalized += "\n"
+    try:
+        patch_set = PatchSet(normalized)
+    except UnidiffParseError as exc:
+        raise PatchParseError(f"not a valid unified diff: {exc}") from exc
+    except (ValueError, IndexError, AssertionError) as exc:  # unidiff's own unguarded corners
+        raise PatchParseError(f"not a valid unified diff: {exc}") from exc
+    if len(patch_set) == 0:
+        raise PatchParseError("no file header ('--- a/...', '+++ b/...' or 'diff --git') found")
+    files: list[ChangedFile] = []
+    for pf in patch_set:
+        old = _side(pf.source_file, "a/")
+        new = _side(pf.target_file, "b/")
+        if old is None and new is None:
+            raise PatchParseError("a file entry has neither an old nor a new path")
+        hunks = tuple(
+            Hunk(
+                section_header=(h.section_header or "").strip(),
+                lines=tuple(
+                    HunkLine(ln.line_type, ln.value.rstrip("\n"))
+                    for ln in h
+                    if ln.line_type in ("+", "-", " ")
+                ),
+            )
+            for h in pf
+        )
+        files.append(ChangedFile(old, new, hunks, bool(pf.is_binary_file)))
+    return ParsedPatch(files=tuple(files))

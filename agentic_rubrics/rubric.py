@@ -1,0 +1,345 @@
+"""Read, validate, lint and write rubrics.yaml.
+
+Validation is strict and every problem names the file, the line of the offending value and what was
+expected: YAML syntax, the schema (known axes and keys, unique ids, weight in {1, 2, 3}), and every
+``check`` (known name, argument of the right type, regex that compiles). Lint findings are warnings:
+the rubric still loads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from agentic_rubrics.checks import CHECKS, check_problems
+from agentic_rubrics.data import atomic_write_text
+from agentic_rubrics.exceptions import Problem, RubricError
+from agentic_rubrics.types import AXES, AXIS_RANGES, Check, Rubric
+
+Loc = tuple[str | int, ...]
+
+_TOP_KEYS = ("metadata", "axes")
+_ITEM_KEYS = ("id", "description", "weight", "check", "gate")
+_NOT_THIRD_PERSON = {"is", "was", "has", "does", "this", "its", "his", "us", "yes", "as"}
+
+
+class _Located:
+    """YAML turned into plain Python values, remembering the line and column of every key and value."""
+
+    def __init__(self, text: str, file: str) -> None:
+        self.file = file
+        self.marks: dict[Loc, tuple[int, int]] = {}
+        self.problems: list[Problem] = []
+        self._constructor = yaml.SafeLoader("")
+        try:
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+            self.problems.append(
+                Problem(file, line, col, "", f"YAML syntax error: {exc.problem or exc}")
+            )
+            self.data: Any = None
+            return
+        except yaml.YAMLError as exc:
+            self.problems.append(Problem(file, None, None, "", f"YAML error: {exc}"))
+            self.data = None
+            return
+        self.data = None if node is None else self._build(node, ())
+
+    def _build(self, node: yaml.Node, loc: Loc) -> Any:
+        self.marks.setdefault(loc, (node.start_mark.line + 1, node.start_mark.column + 1))
+        if isinstance(node, yaml.MappingNode):
+            out: dict[Any, Any] = {}
+            for key_node, value_node in node.value:
+                key = self._constructor.construct_object(key_node, deep=True)
+                if not isinstance(key, str | int):
+                    key = str(key)
+                here = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+                if key in out:
+                    self.problems.append(
+                        Problem(self.file, *here, _dotted(loc), f"duplicate key {key!r}")
+                    )
+                self.marks[(*loc, key)] = here
+                out[key] = self._build(value_node, (*loc, key))
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [self._build(child, (*loc, i)) for i, child in enumerate(node.value)]
+        return self._constructor.construct_object(node, deep=True)
+
+    def where(self, loc: Loc) -> tuple[int | None, int | None]:
+        """Line and column of ``loc``, or of its nearest located parent."""
+        for end in range(len(loc), -1, -1):
+            if loc[:end] in self.marks:
+                return self.marks[loc[:end]]
+        return None, None
+
+    def problem(self, loc: Loc, message: str, severity: str = "error") -> Problem:
+        return Problem(self.file, *self.where(loc), _dotted(loc), message, severity)
+
+
+def _dotted(loc: Loc) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _expected_keys(loc: Loc) -> str:
+    if loc == ():
+        return ", ".join(_TOP_KEYS)
+    if loc == ("axes",):
+        return ", ".join(AXES)
+    if len(loc) == 3 and loc[0] == "axes":
+        return ", ".join(_ITEM_KEYS)
+    return ""
+
+
+def _pydantic_problems(src: _Located, exc: ValidationError) -> list[Problem]:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc: Loc = tuple(p for p in err["loc"] if isinstance(p, str | int))
+        kind = err["type"]
+        if kind == "missing":
+            msg = f"missing required key {loc[-1]!r}"
+            loc = loc[:-1]
+        elif kind == "extra_forbidden":
+            parent = loc[:-1]
+            what = "axis" if parent == ("axes",) else "key"
+            msg = f"unknown {what} {loc[-1]!r}; expected one of: {_expected_keys(parent)}"
+        elif loc and loc[-1] == "weight":
+            msg = f"weight must be 1, 2 or 3 (1 nice to have, 2 important, 3 must), got {err['input']!r}"
+        else:
+            got = err.get("input")
+            shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
+            msg = f"{err['msg']}{shown}"
+        problems.append(src.problem(loc, msg))
+    return problems
+
+
+def _raw_problems(src: _Located) -> list[Problem]:
+    """Checks pydantic cannot place on a line: duplicate ids and each check's vocabulary."""
+    problems: list[Problem] = []
+    data = src.data
+    axes = data.get("axes") if isinstance(data, dict) else None
+    if not isinstance(axes, dict):
+        return problems
+    first_seen: dict[str, Loc] = {}
+    for axis, items in axes.items():
+        if not isinstance(items, list):
+            continue
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                continue
+            loc: Loc = ("axes", axis, i)
+            item_id = item.get("id")
+            if isinstance(item_id, str):
+                if item_id in first_seen:
+                    line, _ = src.where((*first_seen[item_id], "id"))
+                    problems.append(
+                        src.problem(
+                            (*loc, "id"),
+                            f"duplicate item id {item_id!r} (first used on line {line});"
+                            " ids must be unique across all axes",
+                        )
+                    )
+                else:
+                    first_seen[item_id] = loc
+            raw_check = item.get("check")
+            if raw_check is None:
+                continue
+            if not isinstance(raw_check, dict):
+                problems.append(
+                    src.problem((*loc, "check"), "a check must be a mapping like {touches: PATH}")
+                )
+                continue
+            try:
+                check = Check.model_validate(raw_check)
+            except ValidationError as exc:
+                msg = exc.errors(include_url=False)[0]["msg"].removeprefix("Value error, ")
+                problems.append(src.problem((*loc, "check"), msg))
+                continue
+            for key, message in check_problems(check):
+                at = (*loc, "check", key) if key in raw_check else (*loc, "check")
+                problems.append(src.problem(at, message))
+    return problems
+
+
+def parse_rubric(text: str, file: str = "<string>") -> tuple[Rubric, list[Problem]]:
+    """Validate rubric text; return the rubric and its lint warnings.
+
+    Raises:
+        RubricError: with every error found, each naming file, line and what was expected.
+    """
+    src = _Located(text, file)
+    if src.problems and src.data is None:
+        raise RubricError(src.problems)
+    if not isinstance(src.data, dict):
+        kind = "empty" if src.data is None else type(src.data).__name__
+        problem = src.problem(
+            (), f"expected a mapping with keys {', '.join(_TOP_KEYS)}, got {kind}"
+        )
+        raise RubricError([*src.problems, problem])
+    problems = list(src.problems) + _raw_problems(src)
+    rubric: Rubric | None = None
+    try:
+        rubric = Rubric.model_validate(src.data)
+    except ValidationError as exc:
+        pyd = _pydantic_problems(src, exc)
+        # duplicate ids and check errors are already reported with better lines
+        known = {(p.line, p.field) for p in problems}
+        problems += [
+            p
+            for p in pyd
+            if (p.line, p.field) not in known and "duplicate item id" not in p.message
+        ]
+    if problems or rubric is None:
+        raise RubricError(sorted(problems, key=lambda p: (p.line or 0, p.column or 0)))
+    return rubric, lint(rubric, src)
+
+
+def load_rubric(path: Path) -> tuple[Rubric, list[Problem]]:
+    """Read and validate a rubrics.yaml; return the rubric and its lint warnings.
+
+    Raises:
+        RubricError: the file is unreadable or invalid; every problem has file, line and expectation.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RubricError([Problem(str(path), None, None, "", f"cannot read: {exc}")]) from exc
+    return parse_rubric(text, str(path))
+
+
+def _first_word(description: str) -> str:
+    match = re.match(r"\W*([A-Za-z']+)", description)
+    return match.group(1) if match else ""
+
+
+def _looks_third_person(word: str) -> bool:
+    w = word.lower()
+    return len(w) >= 3 and w.endswith("s") and not w.endswith(("ss", "us")) and w not in {"this"}
+
+
+def lint(rubric: Rubric, src: _Located | None = None) -> list[Problem]:
+    """Warnings on a valid rubric: axis sizes, compound or cross-referencing items, verb form, dupes."""
+    file = src.file if src else "<rubric>"
+
+    def warn(loc: Loc, message: str) -> Problem:
+        if src is not None:
+            return src.problem(loc, message, "warning")
+        return Problem(file, None, None, _dotted(loc), message, "warning")
+
+    out: list[Problem] = []
+    for axis in AXES:
+        n = len(getattr(rubric.axes, axis))
+        lo, hi = AXIS_RANGES[axis]
+        if not lo <= n <= hi:
+            out.append(warn(("axes", axis), f"{axis} has {n} items; {lo}-{hi} expected"))
+    ids = {item.id for _, item in rubric.items()}
+    seen: Counter[str] = Counter()
+    positions = dict.fromkeys(AXES, 0)
+    for axis, item in rubric.items():
+        loc: Loc = ("axes", axis, positions[axis], "description")
+        positions[axis] += 1
+        text = item.description
+        first = _first_word(text)
+        if not _looks_third_person(first):
+            out.append(
+                warn(
+                    loc,
+                    f"{item.id}: start with a third-person verb ('Modifies', 'Raises'), not {first!r}",
+                )
+            )
+        joined = re.search(r"\band\s+(?:also\s+)?([a-z]+)\b", text)
+        if (
+            joined
+            and _looks_third_person(joined.group(1))
+            and joined.group(1) not in _NOT_THIRD_PERSON
+        ):
+            out.append(
+                warn(loc, f"{item.id}: joins two criteria with 'and {joined.group(1)}'; split it")
+            )
+        others = sorted(
+            other for other in ids - {item.id} if re.search(rf"\b{re.escape(other)}\b", text)
+        )
+        if others or re.search(r"\b(see above|previous item|item above|as in item)\b", text, re.I):
+            named = f" ({', '.join(others)})" if others else ""
+            out.append(
+                warn(loc, f"{item.id}: refers to other items{named}; make it self-contained")
+            )
+        key = " ".join(text.lower().split())
+        if seen[key]:
+            out.append(warn(loc, f"{item.id}: duplicate description"))
+        seen[key] += 1
+    return out
+
+
+def rubric_to_yaml(rubric: Rubric) -> str:
+    """The rubric in the paper's layout; optional keys appear only when set."""
+    axes: dict[str, list[dict[str, Any]]] = {}
+    for axis in AXES:
+        rows = []
+        for item in getattr(rubric.axes, axis):
+            row: dict[str, Any] = {
+                "id": item.id,
+                "description": item.description,
+                "weight": item.weight,
+            }
+            if item.check is not None:
+                row["check"] = item.check.model_dump()
+            if item.gate:
+                row["gate"] = True
+            rows.append(row)
+        axes[axis] = rows
+    doc = {"metadata": rubric.metadata.model_dump(), "axes": axes}
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def write_rubric(rubric: Rubric, path: Path) -> None:
+    """Write rubrics.yaml atomically."""
+    atomic_write_text(path, rubric_to_yaml(rubric))
+
+
+def json_schema() -> dict[str, Any]:
+    """A JSON Schema of rubrics.yaml for editors, with the check vocabulary spelled out."""
+    schema = Rubric.model_json_schema(mode="validation")
+    variants = []
+    arg_schemas: dict[str, dict[str, Any]] = {
+        "glob": {"type": "string", "minLength": 1},
+        "regex": {"type": "string", "minLength": 1, "format": "regex"},
+        "symbol": {"type": "string", "pattern": r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"},
+        "int": {"type": "integer", "minimum": 0},
+        "globs": {
+            "anyOf": [
+                {"type": "string", "minLength": 1},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            ]
+        },
+    }
+    for spec in CHECKS.values():
+        arg = arg_schemas[spec.arg]
+        props: dict[str, Any] = {spec.name: {**arg, "description": spec.doc}}
+        if spec.takes_in:
+            props["in"] = {"type": "string", "description": "only files matching this glob"}
+        variants.append(
+            {
+                "type": "object",
+                "properties": props,
+                "required": [spec.name],
+                "additionalProperties": False,
+                "examples": [spec.example],
+            }
+        )
+    schema["$defs"]["Check"] = {
+        "description": "A deterministic predicate over the diff; decides the item without a model.",
+        "oneOf": variants,
+    }
+    schema["title"] = "agentic-rubrics rubrics.yaml"
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    return schema

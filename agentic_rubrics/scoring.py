@@ -1,0 +1,173 @@
+"""From verdicts to a candidate's score S, its coverage, and a decision.
+
+``S = sum(w_i * s_i) / sum(w_i)`` over the items **that have a verdict** (origin ``judged`` or
+``checked``). Missing verdicts are excluded, never counted as 0; how much is missing is reported as
+coverage beside S. Decisions come from a :class:`DecisionPolicy`, not from constants in code.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.patch import is_empty_patch
+from agentic_rubrics.types import AXES, Axis, CandidateScore, Decision, Rubric, Verdict
+
+TIER_EMPTY_PATCH = 0
+TIER_NO_VERDICT = 1
+TIER_FAILED_GATE = 2
+TIER_INCONCLUSIVE = 3
+TIER_SCORED = 4
+
+
+class DecisionPolicy(BaseModel):
+    """Thresholds that turn S and coverage into a decision."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    accept: float = Field(default=0.85, ge=0.0, le=1.0)
+    """S at or above this is ``accept``."""
+    review: float = Field(default=0.60, ge=0.0, le=1.0)
+    """S at or above this (and below ``accept``) is ``review``; below it, ``reject``."""
+    min_coverage: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Below this share of rubric weight with a verdict, the decision is ``inconclusive``."""
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DecisionPolicy:
+        if self.review > self.accept:
+            raise ValueError(f"review ({self.review}) must not exceed accept ({self.accept})")
+        return self
+
+
+def reduce_repeats(verdicts: Iterable[Verdict]) -> list[Verdict]:
+    """One verdict per (task, candidate, item): the majority over repeats.
+
+    A tie between 0 and 1 is ``missing: split_vote``; repeats that are all missing keep their most
+    common reason. Missing repeats do not vote. The result carries ``repeat=0``.
+    """
+    groups: dict[tuple[str, str, str], list[Verdict]] = defaultdict(list)
+    for v in verdicts:
+        groups[(v.instance_id, v.candidate_id, v.item_id)].append(v)
+    out: list[Verdict] = []
+    for rows in groups.values():
+        if len(rows) == 1:
+            out.append(rows[0].model_copy(update={"repeat": 0}))
+            continue
+        first = rows[0]
+        voted = [v for v in rows if v.value is not None]
+        ones = sum(1 for v in voted if v.value == 1)
+        zeros = len(voted) - ones
+        origin = "checked" if voted and all(v.origin == "checked" for v in voted) else "judged"
+        update: dict[str, Any]
+        if not voted:
+            reason = Counter(v.reason for v in rows).most_common(1)[0][0]
+            update = {"origin": "missing", "value": None, "reason": reason}
+        elif ones == zeros:
+            update = {"origin": "missing", "value": None, "reason": "split_vote"}
+        else:
+            update = {"origin": origin, "value": 1 if ones > zeros else 0, "reason": None}
+        out.append(Verdict.model_validate({**first.model_dump(), **update, "repeat": 0}))
+    return out
+
+
+def _weighted(pairs: list[tuple[int, int]]) -> float | None:
+    total = sum(w for w, _ in pairs)
+    return sum(w * s for w, s in pairs) / total if total else None
+
+
+def score_candidate(
+    rubric: Rubric | None,
+    verdicts: Iterable[Verdict],
+    *,
+    instance_id: str,
+    candidate_id: str,
+    patch: str,
+    policy: DecisionPolicy | None = None,
+) -> CandidateScore:
+    """Score one candidate. ``rubric`` is ``None`` when the task's rubric failed to load.
+
+    Repeated verdicts are reduced by majority first. A rubric item with no verdict row counts as
+    ``missing: no_verdict``.
+
+    Raises:
+        DataError: a verdict names an item the rubric does not have, or disagrees on its weight.
+    """
+    policy = policy or DecisionPolicy()
+    empty = is_empty_patch(patch)
+    by_item = {v.item_id: v for v in reduce_repeats(verdicts)}
+    items = list(rubric.items()) if rubric is not None else []
+    known = {item.id: item for _, item in items}
+    for item_id, row in by_item.items():
+        if item_id not in known:
+            raise DataError(f"{instance_id}/{candidate_id}: verdict for unknown item {item_id!r}")
+        if row.weight != known[item_id].weight:
+            raise DataError(f"{instance_id}/{candidate_id}: item {item_id!r} has a stale weight")
+
+    scored: list[tuple[Axis, int, int]] = []
+    missing: Counter[str] = Counter()
+    failed_gates: list[str] = []
+    missing_gates: list[str] = []
+    for axis, item in items:
+        v = by_item.get(item.id)
+        if v is None or v.value is None:
+            missing[v.reason if v is not None and v.reason else "no_verdict"] += 1
+            if item.gate:
+                missing_gates.append(item.id)
+            continue
+        scored.append((axis, item.weight, v.value))
+        if item.gate and v.value == 0:
+            failed_gates.append(item.id)
+
+    score = _weighted([(w, s) for _, w, s in scored])
+    axis_scores = {a: _weighted([(w, s) for ax, w, s in scored if ax == a]) for a in AXES}
+    weight_total = sum(item.weight for _, item in items)
+    weight_scored = sum(w for _, w, _ in scored)
+    coverage = weight_scored / weight_total if weight_total else 0.0
+
+    decision: Decision
+    reasons: list[str] = []
+    if empty:
+        decision, tier, reasons = "reject", TIER_EMPTY_PATCH, ["empty_patch"]
+    elif failed_gates:
+        decision, tier = "reject", TIER_FAILED_GATE
+        reasons = [f"gate_failed:{g}" for g in failed_gates]
+    elif rubric is None or not items or not scored:
+        decision, tier = "inconclusive", TIER_NO_VERDICT
+        reasons = [
+            "rubric_error" if rubric is None else "empty_rubric" if not items else "no_verdict"
+        ]
+    else:
+        if coverage < policy.min_coverage:
+            reasons.append("low_coverage")
+        reasons += [f"gate_missing:{g}" for g in missing_gates]
+        if reasons:
+            decision, tier = "inconclusive", TIER_INCONCLUSIVE
+        else:
+            assert score is not None
+            tier = TIER_SCORED
+            if score >= policy.accept:
+                decision = "accept"
+            elif score >= policy.review:
+                decision = "review"
+            else:
+                decision, reasons = "reject", ["score_below_review"]
+    return CandidateScore(
+        instance_id=instance_id,
+        candidate_id=candidate_id,
+        score=score,
+        axis_scores=axis_scores,
+        weight_total=weight_total,
+        weight_scored=weight_scored,
+        items_total=len(items),
+        items_scored=len(scored),
+        missing=dict(sorted(missing.items())),
+        decision=decision,
+        reasons=reasons,
+        empty_patch=empty,
+        failed_gates=failed_gates,
+        rank_tier=tier,
+    )

@@ -1,0 +1,85 @@
+"""Shared helpers: real git repositories for real diffs, and small rubric builders."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentic_rubrics.types import Rubric
+
+
+def git(repo: Path, *args: str) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "HOME": str(repo),
+        "PATH": "/usr/bin:/bin:/usr/local/bin",
+    }
+    out = subprocess.run(
+        ["git", "-c", "core.autocrlf=false", *args],
+        cwd=repo,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return out.stdout.decode("utf-8", "surrogateescape")
+
+
+@pytest.fixture
+def git_repo(tmp_path: Path) -> Callable[[dict[str, bytes | str]], tuple[Path, Callable[..., str]]]:
+    """Create a committed repo from {path: content}; return it and a `diff()` of the work tree."""
+
+    def make(files: dict[str, bytes | str]) -> tuple[Path, Callable[..., str]]:
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        git(repo, "init", "-q")
+        for rel, content in files.items():
+            p = repo / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(content.encode() if isinstance(content, str) else content)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "base")
+
+        def diff(*extra: str) -> str:
+            git(repo, "add", "-A")
+            return git(repo, "diff", "--cached", "-M", *extra)
+
+        return repo, diff
+
+    return make
+
+
+def item(
+    item_id: str,
+    weight: int = 2,
+    check: dict[str, Any] | None = None,
+    gate: bool = False,
+    description: str | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": item_id,
+        "description": description or f"Satisfies criterion {item_id.lower()}",
+        "weight": weight,
+    }
+    if check is not None:
+        out["check"] = check
+    if gate:
+        out["gate"] = True
+    return out
+
+
+def rubric(**axes: list[dict[str, Any]]) -> Rubric:
+    return Rubric.model_validate(
+        {
+            "metadata": {"task_summary": "t", "underlying_bug": "b"},
+            "axes": {
+                f"{k}_rubrics" if not k.endswith("_rubrics") else k: v for k, v in axes.items()
+            },
+        }
+    )
