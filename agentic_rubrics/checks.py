@@ -7,6 +7,10 @@ gives ``missing: check_error``, never a 0.
 Paths are matched as globs against repository-relative paths (``*`` also crosses ``/``). A pattern
 without ``/`` also matches a file's base name; a pattern ending in ``/`` matches everything below
 that folder. Regexes are Python ``re`` patterns searched in each added or removed line.
+
+Every predicate also takes two optional file filters: ``in`` (only files matching this glob, or any of
+a list) and ``not_in`` (leave out files matching). ``{max_files: 1, not_in: '*tests/*'}`` says "at most
+one non-test file changes".
 """
 
 from __future__ import annotations
@@ -40,10 +44,19 @@ def path_matches(path: str, pattern: str) -> bool:
     return "/" not in pattern and fnmatchcase(path.rsplit("/", 1)[-1], pattern)
 
 
-def _files(patch: ParsedPatch, glob: str | None) -> Iterator[ChangedFile]:
-    for f in patch.files:
-        if glob is None or any(path_matches(p, glob) for p in f.paths):
-            yield f
+def _matches_any(paths: Iterable[str], globs: list[str]) -> bool:
+    return any(path_matches(p, g) for p in paths for g in globs)
+
+
+def _filtered(patch: ParsedPatch, check: Check) -> list[ChangedFile]:
+    include = _globs(check.path) if check.path is not None else None
+    exclude = _globs(check.exclude) if check.exclude is not None else []
+    return [
+        f
+        for f in patch.files
+        if (include is None or _matches_any(f.paths, include))
+        and not _matches_any(f.paths, exclude)
+    ]
 
 
 def _any_line(lines: Iterable[str], regex: str) -> bool:
@@ -90,7 +103,7 @@ def _enclosing_chains(f: ChangedFile) -> Iterator[list[tuple[str, int | None]]]:
                 stack.append((m.group(2), indent))
 
 
-def touches_symbol(patch: ParsedPatch, symbol: str, glob: str | None = None) -> bool:
+def touches_symbol(files: Iterable[ChangedFile], symbol: str) -> bool:
     """Whether a changed line lies inside ``symbol`` (``name`` or ``Class.method``), as the diff shows.
 
     The last part must be a visible definition around a changed line (or the changed ``def`` line
@@ -99,7 +112,7 @@ def touches_symbol(patch: ParsedPatch, symbol: str, glob: str | None = None) -> 
     qualifiers cannot be confirmed or refuted and the name alone decides.
     """
     *qualifiers, name = symbol.split(".")
-    for f in _files(patch, glob):
+    for f in files:
         for chain in _enclosing_chains(f):
             names = [n for n, _ in chain]
             if name not in names:
@@ -114,41 +127,51 @@ def touches_symbol(patch: ParsedPatch, symbol: str, glob: str | None = None) -> 
     return False
 
 
+Files = list[ChangedFile]
+
+
 @dataclass(frozen=True)
 class CheckSpec:
-    """One predicate of the vocabulary."""
+    """One predicate of the vocabulary: ``fn(files, arg)`` gets the files left after ``in``/``not_in``."""
 
     name: str
     arg: ArgKind
-    takes_in: bool
     doc: str
     example: str
-    fn: Callable[[ParsedPatch, Any, str | None], bool]
-
-
-def _spec(
-    name: str, arg: ArgKind, doc: str, example: str, *, takes_in: bool = False
-) -> Callable[[Callable[[ParsedPatch, Any, str | None], bool]], CheckSpec]:
-    def wrap(fn: Callable[[ParsedPatch, Any, str | None], bool]) -> CheckSpec:
-        spec = CheckSpec(name, arg, takes_in, doc, example, fn)
-        CHECKS[name] = spec
-        return spec
-
-    return wrap
+    fn: Callable[[Files, Any], bool]
 
 
 CHECKS: dict[str, CheckSpec] = {}
 """The closed vocabulary, name -> spec. Add a predicate here and it is known everywhere."""
 
 
+def _spec(
+    name: str, arg: ArgKind, doc: str, example: str
+) -> Callable[[Callable[[Files, Any], bool]], CheckSpec]:
+    def wrap(fn: Callable[[Files, Any], bool]) -> CheckSpec:
+        spec = CheckSpec(name, arg, doc, example, fn)
+        CHECKS[name] = spec
+        return spec
+
+    return wrap
+
+
+def _added(files: Files) -> Iterator[str]:
+    return (ln for f in files for ln in f.added)
+
+
+def _removed(files: Files) -> Iterator[str]:
+    return (ln for f in files for ln in f.removed)
+
+
 @_spec("touches", "glob", "some changed file matches the glob", "{touches: src/pkg/core.py}")
-def _touches(p: ParsedPatch, arg: str, _: str | None) -> bool:
-    return any(_files(p, arg))
+def _touches(files: Files, arg: str) -> bool:
+    return any(_matches_any(f.paths, [arg]) for f in files)
 
 
-@_spec("not_touches", "glob", "no changed file matches the glob", "{not_touches: 'tests/'}")
-def _not_touches(p: ParsedPatch, arg: str, _: str | None) -> bool:
-    return not any(_files(p, arg))
+@_spec("not_touches", "glob", "no changed file matches the glob", "{not_touches: '*tests/*'}")
+def _not_touches(files: Files, arg: str) -> bool:
+    return not _touches.fn(files, arg)
 
 
 @_spec(
@@ -157,9 +180,9 @@ def _not_touches(p: ParsedPatch, arg: str, _: str | None) -> bool:
     "every changed file matches one of the globs",
     "{only_touches: [src/pkg/core.py, 'tests/']}",
 )
-def _only_touches(p: ParsedPatch, arg: Any, _: str | None) -> bool:
+def _only_touches(files: Files, arg: Any) -> bool:
     globs = _globs(arg)
-    return all(any(path_matches(path, g) for g in globs) for f in p.files for path in f.paths)
+    return all(any(path_matches(p, g) for g in globs) for f in files for p in f.paths)
 
 
 @_spec(
@@ -167,21 +190,19 @@ def _only_touches(p: ParsedPatch, arg: Any, _: str | None) -> bool:
     "regex",
     "some added line matches the regex",
     "{adds_match: 'raise ValueError', in: src/pkg/core.py}",
-    takes_in=True,
 )
-def _adds_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
-    return _any_line((ln for f in _files(p, glob) for ln in f.added), arg)
+def _adds_match(files: Files, arg: str) -> bool:
+    return _any_line(_added(files), arg)
 
 
 @_spec(
     "adds_no_match",
     "regex",
     "no added line matches the regex",
-    r"{adds_no_match: '^\s*print\(', in: '*.py'}",
-    takes_in=True,
+    r"{adds_no_match: '^\s*print\(', in: '*.py', not_in: '*tests/*'}",
 )
-def _adds_no_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
-    return not _any_line((ln for f in _files(p, glob) for ln in f.added), arg)
+def _adds_no_match(files: Files, arg: str) -> bool:
+    return not _any_line(_added(files), arg)
 
 
 @_spec(
@@ -189,49 +210,46 @@ def _adds_no_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
     "regex",
     "some removed line matches the regex",
     "{removes_match: 'if n > 0', in: src/pkg/core.py}",
-    takes_in=True,
 )
-def _removes_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
-    return _any_line((ln for f in _files(p, glob) for ln in f.removed), arg)
+def _removes_match(files: Files, arg: str) -> bool:
+    return _any_line(_removed(files), arg)
 
 
 @_spec(
     "removes_no_match",
     "regex",
     "no removed line matches the regex",
-    r"{removes_no_match: '^\s*assert\b', in: 'tests/'}",
-    takes_in=True,
+    r"{removes_no_match: '^\s*assert\b', in: '*tests/*'}",
 )
-def _removes_no_match(p: ParsedPatch, arg: str, glob: str | None) -> bool:
-    return not _any_line((ln for f in _files(p, glob) for ln in f.removed), arg)
+def _removes_no_match(files: Files, arg: str) -> bool:
+    return not _any_line(_removed(files), arg)
 
 
-@_spec("max_files", "int", "at most N files are changed", "{max_files: 2}")
-def _max_files(p: ParsedPatch, arg: int, _: str | None) -> bool:
-    return len(p.files) <= arg
+@_spec("max_files", "int", "at most N files are changed", "{max_files: 1, not_in: '*tests/*'}")
+def _max_files(files: Files, arg: int) -> bool:
+    return len(files) <= arg
 
 
 @_spec(
     "max_changed_lines",
     "int",
-    "at most N lines are added or removed in all (in matching files, with 'in')",
-    "{max_changed_lines: 40}",
-    takes_in=True,
+    "at most N lines are added or removed in all",
+    "{max_changed_lines: 40, in: '*.py'}",
 )
-def _max_changed_lines(p: ParsedPatch, arg: int, glob: str | None) -> bool:
-    return sum(len(f.added) + len(f.removed) for f in _files(p, glob)) <= arg
+def _max_changed_lines(files: Files, arg: int) -> bool:
+    return sum(len(f.added) + len(f.removed) for f in files) <= arg
 
 
 @_spec("adds_file", "glob", "the patch creates a file matching the glob", "{adds_file: 'tests/'}")
-def _adds_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
-    return any(f.is_new for f in _files(p, arg))
+def _adds_file(files: Files, arg: str) -> bool:
+    return any(f.is_new and _matches_any(f.paths, [arg]) for f in files)
 
 
 @_spec(
     "adds_no_file", "glob", "the patch creates no file matching the glob", "{adds_no_file: '*.py'}"
 )
-def _adds_no_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
-    return not any(f.is_new for f in _files(p, arg))
+def _adds_no_file(files: Files, arg: str) -> bool:
+    return not _adds_file.fn(files, arg)
 
 
 @_spec(
@@ -240,8 +258,8 @@ def _adds_no_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
     "the patch deletes no file matching the glob",
     "{deletes_no_file: '*'}",
 )
-def _deletes_no_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
-    return not any(f.is_deleted for f in _files(p, arg))
+def _deletes_no_file(files: Files, arg: str) -> bool:
+    return not any(f.is_deleted and _matches_any(f.paths, [arg]) for f in files)
 
 
 @_spec(
@@ -249,10 +267,9 @@ def _deletes_no_file(p: ParsedPatch, arg: str, _: str | None) -> bool:
     "symbol",
     "a changed line lies inside the function or class (name or Class.method), as the diff shows",
     "{touches_symbol: Parser.parse_header, in: src/pkg/parser.py}",
-    takes_in=True,
 )
-def _touches_symbol(p: ParsedPatch, arg: str, glob: str | None) -> bool:
-    return touches_symbol(p, arg, glob)
+def _touches_symbol(files: Files, arg: str) -> bool:
+    return touches_symbol(files, arg)
 
 
 def check_problems(check: Check) -> list[tuple[str, str]]:
@@ -280,8 +297,14 @@ def check_problems(check: Check) -> list[tuple[str, str]]:
             problems.append((check.name, f"regex does not compile: {exc}"))
     elif spec.arg == "symbol" and not _SYMBOL_RE.match(arg):
         problems.append((check.name, "expected a Python name or dotted name like Class.method"))
-    if check.path is not None and not spec.takes_in:
-        problems.append(("in", f"'in' does not apply to {check.name!r}"))
+    for key, value in (("in", check.path), ("not_in", check.exclude)):
+        if value is None:
+            continue
+        ok = isinstance(value, str) or (
+            isinstance(value, list) and all(isinstance(v, str) and v for v in value)
+        )
+        if not ok or not value:
+            problems.append((key, "expected a path glob or a non-empty list of path globs"))
     return problems
 
 
@@ -301,7 +324,7 @@ def run_check(check: Check, patch: ParsedPatch | str) -> CheckOutcome:
         return CheckOutcome(None, "check_error", "; ".join(m for _, m in problems))
     try:
         parsed = parse_patch(patch) if isinstance(patch, str) else patch
-        ok = CHECKS[check.name].fn(parsed, check.arg, check.path)
+        ok = CHECKS[check.name].fn(_filtered(parsed, check), check.arg)
     except (PatchParseError, CheckError) as exc:
         return CheckOutcome(None, "check_error", str(exc))
     return CheckOutcome(1 if ok else 0, check.name)

@@ -324,9 +324,11 @@ def json_schema() -> dict[str, Any]:
     }
     for spec in CHECKS.values():
         arg = arg_schemas[spec.arg]
-        props: dict[str, Any] = {spec.name: {**arg, "description": spec.doc}}
-        if spec.takes_in:
-            props["in"] = {"type": "string", "description": "only files matching this glob"}
+        props: dict[str, Any] = {
+            spec.name: {**arg, "description": spec.doc},
+            "in": {**arg_schemas["globs"], "description": "only files matching"},
+            "not_in": {**arg_schemas["globs"], "description": "leave out files matching"},
+        }
         variants.append(
             {
                 "type": "object",

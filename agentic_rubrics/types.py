@@ -121,8 +121,9 @@ class Task(BaseModel):
 class Check(_Frozen):
     """A deterministic predicate over the parsed diff, written in YAML as ``{name: arg}``.
 
-    ``in`` (optional) restricts line predicates to files matching a glob. The vocabulary and the type
-    of each argument live in :mod:`agentic_rubrics.checks`.
+    ``in`` and ``not_in`` (optional) keep or leave out files matching a glob (or any of a list)
+    before the predicate looks at them. The vocabulary and the type of each argument live in
+    :mod:`agentic_rubrics.checks`.
     """
 
     name: str
@@ -130,21 +131,23 @@ class Check(_Frozen):
     arg: Any
     """Its argument: a glob, a regex, a symbol, a number or a list of globs (types are checked by
     :func:`agentic_rubrics.checks.check_problems`, which reports them with the file's line)."""
-    path: str | None = None
-    """The glob of ``in:``; only for line predicates."""
+    path: Any = None
+    """``in:``: only files matching this glob (or any of these globs)."""
+    exclude: Any = None
+    """``not_in:``: leave out files matching this glob (or any of these globs)."""
 
     @model_validator(mode="before")
     @classmethod
     def _from_mapping(cls, data: Any) -> Any:
         if isinstance(data, dict) and "name" not in data:
-            rest = {k: v for k, v in data.items() if k != "in"}
+            rest = {k: v for k, v in data.items() if k not in ("in", "not_in")}
             if len(rest) != 1:
                 raise ValueError(
-                    "a check is a mapping with exactly one predicate name (plus an optional 'in'),"
-                    f" got keys {sorted(map(str, data))}"
+                    "a check is a mapping with exactly one predicate name (plus optional 'in' and"
+                    f" 'not_in'), got keys {sorted(map(str, data))}"
                 )
             ((name, arg),) = rest.items()
-            return {"name": name, "arg": arg, "path": data.get("in")}
+            return {"name": name, "arg": arg, "path": data.get("in"), "exclude": data.get("not_in")}
         return data
 
     @model_serializer
@@ -152,6 +155,8 @@ class Check(_Frozen):
         out: dict[str, Any] = {self.name: self.arg}
         if self.path is not None:
             out["in"] = self.path
+        if self.exclude is not None:
+            out["not_in"] = self.exclude
         return out
 
 

@@ -83,6 +83,11 @@ def test_multi_file_edit_new_and_deleted(git_repo: Maker) -> None:
     assert value({"adds_no_file": "tests/"}, patch) == 1
     assert value({"deletes_no_file": "*"}, patch) == 0
     assert value({"deletes_no_file": "tests/"}, patch) == 1
+    # file filters apply to every predicate
+    assert value({"max_files": 1, "not_in": "src/pkg/*.py"}, patch) == 1
+    assert value({"max_files": 1, "in": "src/"}, patch) == 0
+    assert value({"adds_no_match": r"print\(", "not_in": ["src/pkg/new.py"]}, patch) == 1
+    assert value({"touches": "*.py", "in": ["tests/", "docs/"]}, patch) == 0
 
 
 def test_rename_with_edit_counts_both_paths(git_repo: Maker) -> None:
@@ -174,7 +179,9 @@ def test_invalid_checks_are_check_errors_not_verdicts() -> None:
         {"max_files": "two"},
         {"max_files": True},
         {"touches": ""},
-        {"touches": "x.py", "in": "src/"},  # 'in' only applies to line predicates
+        {"touches": "x.py", "in": ""},
+        {"touches": "x.py", "not_in": 3},
+        {"touches": "x.py", "not_in": []},
         {"touches_symbol": "not a name"},
         {"only_touches": []},
     ):
