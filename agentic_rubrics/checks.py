@@ -164,13 +164,23 @@ def _removed(files: Files) -> Iterator[str]:
     return (ln for f in files for ln in f.removed)
 
 
-@_spec("touches", "glob", "some changed file matches the glob", "{touches: src/pkg/core.py}")
-def _touches(files: Files, arg: str) -> bool:
-    return any(_matches_any(f.paths, [arg]) for f in files)
+@_spec(
+    "touches",
+    "globs",
+    "some changed file matches the glob (or one of them)",
+    "{touches: src/pkg/core.py}",
+)
+def _touches(files: Files, arg: Any) -> bool:
+    return any(_matches_any(f.paths, _globs(arg)) for f in files)
 
 
-@_spec("not_touches", "glob", "no changed file matches the glob", "{not_touches: '*tests/*'}")
-def _not_touches(files: Files, arg: str) -> bool:
+@_spec(
+    "not_touches",
+    "globs",
+    "no changed file matches the glob (or any of them)",
+    "{not_touches: [setup.py, 'requirements*.txt']}",
+)
+def _not_touches(files: Files, arg: Any) -> bool:
     return not _touches.fn(files, arg)
 
 

@@ -6,14 +6,17 @@ run leaves either the old file or the new one, never half of one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.exceptions import ConfigError, DataError
+from agentic_rubrics.types import SCHEMA, Task
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -80,3 +83,174 @@ def read_jsonl(
         if not isinstance(record, dict):
             raise DataError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         yield number, record
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def load_tasks(path: Path) -> list[Task]:
+    """Read a tasks JSONL file (one task per line). Errors name the file, line and field.
+
+    Fields beyond the task format (gold patch, test patch, hints ...) are dropped on load: nothing
+    downstream can read them.
+    """
+    from pydantic import ValidationError
+
+    tasks: list[Task] = []
+    seen: dict[str, int] = {}
+    for number, record in read_jsonl(path):
+        candidates = record.get("candidates")
+        if isinstance(candidates, list):
+            for i, cand in enumerate(candidates):
+                if isinstance(cand, dict) and "id" not in cand:
+                    raise DataError(f"{path}:{number}: candidates[{i}].id: missing required field")
+        try:
+            task = Task.model_validate(record)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            loc = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in err["loc"])
+            raise DataError(f"{path}:{number}: {loc.replace('.[', '[')}: {err['msg']}") from exc
+        if task.instance_id in seen:
+            raise DataError(
+                f"{path}:{number}: instance_id {task.instance_id!r} repeats line {seen[task.instance_id]}"
+            )
+        seen[task.instance_id] = number
+        tasks.append(task)
+    return tasks
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- run folders
+
+
+class RunFolder:
+    """A run's folder: configuration, rubrics, verdicts, progress, selections and reports.
+
+    Resuming: a task is finished once its progress row is written (after its verdict rows), so a
+    killed run leaves at most verdict rows of unfinished tasks, which :meth:`open` drops.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.config_path = root / "config.json"
+        self.rubrics_dir = root / "rubrics"
+        self.verdicts_path = root / "verdicts.jsonl"
+        self.progress_path = root / "progress.jsonl"
+        self.selections_path = root / "selections.jsonl"
+        self.report_json = root / "report.json"
+        self.report_md = root / "report.md"
+        self.trajectories_dir = root / "trajectories"
+
+    # configuration ----------------------------------------------------------------
+
+    def open(self, config: dict[str, Any], config_hash: str, *, restart: bool = False) -> None:
+        """Create the folder or resume it; refuse a different configuration unless ``restart``.
+
+        Raises:
+            ConfigError: the folder was started with another configuration.
+        """
+        if self.config_path.exists() and not restart:
+            recorded = json.loads(self.config_path.read_text(encoding="utf-8"))
+            if recorded.get("config_hash") != config_hash:
+                raise ConfigError(
+                    f"{self.config_path}: this folder was started with configuration"
+                    f" {recorded.get('config_hash')}, not {config_hash}; use another --out folder,"
+                    " or --restart to discard its results"
+                )
+            self._drop_unfinished()
+            return
+        if restart and self.root.exists():
+            for child in (
+                self.config_path, self.verdicts_path, self.progress_path, self.selections_path,
+                self.report_json, self.report_md,
+            ):  # fmt: skip
+                child.unlink(missing_ok=True)
+            for folder in (self.rubrics_dir, self.trajectories_dir):
+                if folder.exists():
+                    shutil.rmtree(folder)
+        self.root.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(
+            self.config_path, {"schema": SCHEMA, "config_hash": config_hash, "config": config}
+        )
+
+    def config(self) -> dict[str, Any]:
+        """The recorded configuration (with its hash)."""
+        if not self.config_path.exists():
+            raise DataError(f"{self.root}: not a run folder (no config.json)")
+        data: dict[str, Any] = json.loads(self.config_path.read_text(encoding="utf-8"))
+        return data
+
+    # progress ---------------------------------------------------------------------
+
+    def progress(self) -> dict[str, dict[str, Any]]:
+        """Progress rows of finished tasks, by instance id (the last row wins)."""
+        if not self.progress_path.exists():
+            return {}
+        return {
+            row["instance_id"]: row
+            for _, row in read_jsonl(self.progress_path, tolerate_torn_tail=True)
+        }
+
+    def _drop_unfinished(self) -> None:
+        done = set(self.progress())
+        if self.progress_path.exists():
+            # rewrite without a torn tail, so the next append starts on a fresh line
+            rows = [r for _, r in read_jsonl(self.progress_path, tolerate_torn_tail=True)]
+            atomic_write_text(self.progress_path, _jsonl(rows))
+        if self.verdicts_path.exists():
+            rows = [r for _, r in read_jsonl(self.verdicts_path, tolerate_torn_tail=True)]
+            kept = [r for r in rows if r.get("instance_id") in done]
+            raw = self.verdicts_path.read_text(encoding="utf-8")
+            if len(kept) != len(rows) or (raw and not raw.endswith("\n")):
+                atomic_write_text(self.verdicts_path, _jsonl(kept))
+
+    def record_task(self, verdict_rows: list[dict[str, Any]], progress_row: dict[str, Any]) -> None:
+        """Append a finished task: its verdicts first, then the progress row that commits them."""
+        append_jsonl(self.verdicts_path, verdict_rows)
+        append_jsonl(self.progress_path, [progress_row])
+
+    def verdict_rows(self) -> list[dict[str, Any]]:
+        """Every verdict row of finished tasks."""
+        if not self.verdicts_path.exists():
+            return []
+        done = set(self.progress())
+        return [
+            r
+            for _, r in read_jsonl(self.verdicts_path, tolerate_torn_tail=True)
+            if r.get("instance_id") in done
+        ]
+
+    # rubrics ----------------------------------------------------------------------
+
+    def rubric_path(self, instance_id: str) -> Path:
+        """Where a task's rubrics.yaml lives."""
+        return self.rubrics_dir / safe_name(instance_id) / "rubrics.yaml"
+
+    def rubric_status_path(self, instance_id: str) -> Path:
+        """Where a task's exploration outcome is recorded (written after the rubric)."""
+        return self.rubrics_dir / safe_name(instance_id) / "status.json"
+
+    def trajectory_path(self, instance_id: str) -> Path:
+        """Where a task's exploration trajectory goes."""
+        return self.trajectories_dir / f"{safe_name(instance_id)}.json"
+
+
+def safe_name(instance_id: str) -> str:
+    """A file-name-safe form of an instance id (ids like ``django__django-11099`` stay as they are)."""
+    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in instance_id)
+    if cleaned != instance_id or cleaned in ("", ".", ".."):
+        # keep distinct ids distinct: "a/b" and "a_b" must not share a folder
+        cleaned += "-" + hashlib.sha256(instance_id.encode()).hexdigest()[:8]
+    return cleaned
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)

@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_rubrics.exceptions import DataError
-from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.types import AXES, Axis, CandidateScore, Decision, Rubric, Verdict
 
 TIER_EMPTY_PATCH = 0
@@ -85,10 +84,12 @@ def score_candidate(
     *,
     instance_id: str,
     candidate_id: str,
-    patch: str,
+    empty_patch: bool,
     policy: DecisionPolicy | None = None,
 ) -> CandidateScore:
     """Score one candidate. ``rubric`` is ``None`` when the task's rubric failed to load.
+
+    ``empty_patch`` (see :func:`agentic_rubrics.patch.is_empty_patch`) makes the decision a reject.
 
     Repeated verdicts are reduced by majority first. A rubric item with no verdict row counts as
     ``missing: no_verdict``.
@@ -97,7 +98,7 @@ def score_candidate(
         DataError: a verdict names an item the rubric does not have, or disagrees on its weight.
     """
     policy = policy or DecisionPolicy()
-    empty = is_empty_patch(patch)
+    empty = empty_patch
     by_item = {v.item_id: v for v in reduce_repeats(verdicts)}
     items = list(rubric.items()) if rubric is not None else []
     known = {item.id: item for _, item in items}

@@ -104,6 +104,16 @@ class Task(BaseModel):
     repo_path: str | None = None
     """A folder holding the repository at ``base_commit``, when one is at hand."""
 
+    def public(self) -> Task:
+        """The task as explorers and judges may see it: no labels, no candidate sources."""
+        return self.model_copy(
+            update={
+                "candidates": [
+                    c.model_copy(update={"resolved": None, "source": None}) for c in self.candidates
+                ]
+            }
+        )
+
     @field_validator("candidates")
     @classmethod
     def _unique_ids(cls, value: list[Candidate]) -> list[Candidate]:

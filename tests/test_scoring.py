@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from agentic_rubrics.checks import check_verdicts
 from agentic_rubrics.exceptions import DataError, RubricError
+from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.rubric import parse_rubric
 from agentic_rubrics.scoring import DecisionPolicy, reduce_repeats, score_candidate
 from agentic_rubrics.types import AXES, CandidateScore, Rubric, Verdict
@@ -54,7 +55,7 @@ def score(
     policy: DecisionPolicy | None = None,
 ) -> CandidateScore:
     return score_candidate(
-        r, verdicts, instance_id="t", candidate_id="c", patch=patch, policy=policy
+        r, verdicts, instance_id="t", candidate_id="c", empty_patch=is_empty_patch(patch), policy=policy
     )
 
 

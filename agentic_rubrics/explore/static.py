@@ -1,0 +1,284 @@
+"""The static explorer: a rule-driven pass over the repository that writes a checks-only rubric.
+
+It makes the read-only tool calls an agent would make (find, grep, read a file, Python ``ast``) through
+the sandbox: it takes the leads of the issue (traceback frames, paths, symbols, error messages, the
+exception the user expects), locates their definitions, weighs the evidence, and writes items that all
+carry a deterministic check. Every path and symbol it writes exists in the repository. It is a
+rule-based verifier and says so in the rubric's metadata.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_rubrics import Sandbox
+from agentic_rubrics.explore.codeindex import TEST_GLOBS, CodeIndex, Definition, is_test_path
+from agentic_rubrics.explore.mentions import Mentions, find_mentions, is_builtin_exception
+from agentic_rubrics.types import Rubric, Task
+
+MAX_NAMES = 40
+MAX_PARSED_FILES = 60
+CODE_LINE = r"^\s*[^\s#]"  # a line that is not blank and not a comment
+DEPENDENCY_FILES = [
+    "setup.py", "setup.cfg", "pyproject.toml", "requirements*.txt", "Pipfile*", "poetry.lock",
+    "environment*.yml", "tox.ini",
+]  # fmt: skip
+SKIP_MARKERS = (
+    r"pytest\.mark\.(skip|xfail)|pytest\.(skip|xfail)\(|unittest\.skip|@skip(If|Unless)?\b"
+)
+DEBUG_CALLS = r"^\s*(print\(|breakpoint\(|import pdb|pdb\.set_trace|import ipdb)"
+BROAD_EXCEPT = r"^\s*except\s*(\(?\s*(BaseException|Exception)\s*\)?\s*(as\s+\w+)?)?\s*:"
+
+
+@dataclass
+class Evidence:
+    """Why the explorer believes a location matters."""
+
+    score: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+
+    def add(self, points: float, reason: str) -> None:
+        self.score += points
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+
+@dataclass
+class Located:
+    """The outcome of locating: scored definitions and files."""
+
+    definitions: dict[Definition, Evidence]
+    files: dict[str, Evidence]
+
+    def top_files(self, n: int) -> list[str]:
+        ranked = sorted(self.files.items(), key=lambda kv: (-kv[1].score, kv[0]))
+        return [f for f, ev in ranked[:n] if ev.score > 0]
+
+    def top_definitions(self, path: str, n: int) -> list[Definition]:
+        ranked = sorted(
+            ((d, ev) for d, ev in self.definitions.items() if d.path == path),
+            key=lambda kv: (-kv[1].score, kv[0].lineno),
+        )
+        return [d for d, ev in ranked[:n] if ev.score > 0]
+
+
+async def locate(task: Task, index: CodeIndex, mentions: Mentions) -> Located:
+    """Find and score the definitions and files the issue points at."""
+    defs: dict[Definition, Evidence] = defaultdict(Evidence)
+    files: dict[str, Evidence] = defaultdict(Evidence)
+    await index.list_files()
+
+    # traceback frames: the deepest frame inside the repository is the strongest lead
+    repo_frames = [(f, index.match_path(f.path)) for f in mentions.frames]
+    repo_frames = [(f, p) for f, p in repo_frames if p is not None]
+    for depth, (frame, path) in enumerate(repo_frames):
+        assert path is not None
+        deepest = depth == len(repo_frames) - 1
+        weight = 1.0 if is_test_path(path) else 3.0
+        files[path].add(weight + (1.0 if deepest else 0.0), "traceback frame")
+        await index.parse(path)
+        d = index.enclosing(path, frame.line)
+        if d is None or d.name != frame.func:
+            d = next((x for x in index.definitions.get(path, []) if x.name == frame.func), None)
+        if d is not None:
+            defs[d].add(weight + (1.0 if deepest else 0.0), "traceback frame")
+
+    # paths named in the text
+    for printed in mentions.paths:
+        path = index.match_path(printed)
+        if path is not None:
+            files[path].add(1.0 if is_test_path(path) else 2.0, "path in issue")
+
+    # symbols named in the text, located by their definitions
+    names = mentions.names[:MAX_NAMES]
+    for path in (await index.grep_definitions(names))[:MAX_PARSED_FILES]:
+        await index.parse(path)
+    named = set(names)
+    dotted = {s for s in mentions.symbols if "." in s}
+    by_name: dict[str, list[Definition]] = defaultdict(list)
+    for path_defs in index.definitions.values():
+        for d in path_defs:
+            if d.name in named:
+                by_name[d.name].append(d)
+    for _name, found in by_name.items():
+        ambiguity = max(1, len(found))
+        for d in found:
+            qualified = any(d.qualname.endswith(s) or s.endswith(d.qualname) for s in dotted)
+            points = (2.5 if qualified else 1.5) / ambiguity**0.5
+            if is_test_path(d.path):
+                points *= 0.3
+            defs[d].add(points, "symbol in issue")
+            files[d.path].add(points, "defines a symbol in the issue")
+
+    # error messages quoted in the issue, found literally in the code
+    for message in mentions.messages[:5]:
+        fragment = _literal_fragment(message)
+        if not fragment:
+            continue
+        for path, line in (await index.grep_fixed(fragment))[:20]:
+            if is_test_path(path):
+                continue
+            await index.parse(path)
+            files[path].add(2.0, "raises the quoted message")
+            d = index.enclosing(path, line)
+            if d is not None:
+                defs[d].add(2.0, "raises the quoted message")
+    # a definition's evidence also counts for its file
+    for d, ev in defs.items():
+        if d.path not in files:
+            files[d.path].add(ev.score, "holds a located definition")
+    return Located(dict(defs), dict(files))
+
+
+def _literal_fragment(message: str) -> str:
+    """The longest run of the message without quotes or formatted values, for a literal grep."""
+    parts = re.split(r"['\"{}%<>()\[\]]|\b\d+\b", message)
+    best = max((p.strip() for p in parts), key=len, default="")
+    return best if len(best) >= 8 else ""
+
+
+def _item(item_id: str, description: str, weight: int, check: dict[str, Any]) -> dict[str, Any]:
+    return {"id": item_id, "description": description, "weight": weight, "check": check}
+
+
+async def _defined_exceptions(index: CodeIndex, names: list[str]) -> set[str]:
+    defined = set()
+    for path in await index.grep_definitions(names):
+        for d in await index.parse(path):
+            if d.kind == "class" and d.name in names:
+                defined.add(d.name)
+    return defined
+
+
+async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
+    """Explore and write the rubric for one task."""
+    mentions = find_mentions(task.problem_statement)
+    located = await locate(task, index, mentions)
+    source_files = [f for f in located.top_files(5) if not is_test_path(f)]
+    fc: list[dict[str, Any]] = []
+    sa: list[dict[str, Any]] = []
+    top = source_files[0] if source_files else None
+    if top is not None:
+        why = ", ".join(located.files[top].reasons)
+        fc.append(_item("FC1", f"Modifies {top} ({why})", 3, {"touches": top}))
+        for n, d in enumerate(located.top_definitions(top, 2)):
+            fc.append(
+                _item(
+                    f"FC{2 + n}",
+                    f"Changes {d.qualname} in {top}",
+                    2 if n == 0 else 1,
+                    {"touches_symbol": d.qualname, "in": top},
+                )
+            )
+        sa.append(
+            _item(
+                "SA1",
+                f"Changes executable code in {top}, not only comments or blank lines",
+                3,
+                {"adds_match": CODE_LINE, "in": top},
+            )
+        )
+    fc.append(
+        _item(
+            f"FC{len(fc) + 1}",
+            f"Changes at most {max(2, len(source_files))} non-test files",
+            1,
+            {"max_files": max(2, len(source_files)), "not_in": TEST_GLOBS},
+        )
+    )
+    fc.append(
+        _item(
+            f"FC{len(fc) + 1}",
+            "Keeps the non-test diff under 100 changed lines",
+            1,
+            {"max_changed_lines": 100, "not_in": TEST_GLOBS},
+        )
+    )
+    expected = [e for e in mentions.expected_exceptions if e not in mentions.observed_exceptions]
+    if expected and top is not None:
+        defined = await _defined_exceptions(index, expected)
+        known = [e for e in expected if e in defined or is_builtin_exception(e)]
+        for n, exc in enumerate(known[:2]):
+            sa.append(
+                _item(
+                    f"SA{len(sa) + 1}",
+                    f"Raises or handles {exc}, the exception the issue expects, in {top}",
+                    3 if n == 0 else 2,
+                    {"adds_match": rf"\b{re.escape(exc)}\b", "in": top},
+                )
+            )
+    integrity = [
+        _item(
+            "IN1",
+            "Removes no assertion from existing tests",
+            2,
+            {"removes_no_match": r"^\s*(assert\b|self\.assert)", "in": TEST_GLOBS},
+        ),
+        _item("IN2", "Adds no skip or xfail marker to tests", 3, {"adds_no_match": SKIP_MARKERS}),
+        _item("IN3", "Deletes no test file", 2, {"deletes_no_file": "*", "in": TEST_GLOBS}),
+        _item(
+            "IN4",
+            "Leaves packaging and dependency files unchanged",
+            1,
+            {"not_touches": DEPENDENCY_FILES},
+        ),
+    ]
+    runtime = [
+        _item(
+            "RT1",
+            "Adds no print or debugger call to library code",
+            1,
+            {"adds_no_match": DEBUG_CALLS, "in": "*.py", "not_in": TEST_GLOBS},
+        ),
+        _item(
+            "RT2",
+            "Adds no broad exception handler that could hide the failure",
+            2,
+            {"adds_no_match": BROAD_EXCEPT, "not_in": TEST_GLOBS},
+        ),
+        _item("RT3", "Adds no sleep or timing dependence", 1, {"adds_no_match": r"time\.sleep\("}),
+    ]
+    title = task.problem_statement.strip().splitlines()[0][:200] if task.problem_statement else ""
+    bug = (
+        f"Not diagnosed (rule-based explorer); the issue points at {top}"
+        + (f" ({', '.join(d.qualname for d in located.top_definitions(top, 2))})" if top else "")
+        if top
+        else "Not diagnosed (rule-based explorer); no location in the repository matched the issue"
+    )
+    rubric = Rubric.model_validate(
+        {
+            "metadata": {"task_summary": title or task.instance_id, "underlying_bug": bug},
+            "axes": {
+                "file_change_rubrics": fc,
+                "spec_alignment_rubrics": sa,
+                "integrity_rubrics": integrity,
+                "runtime_rubrics": runtime,
+            },
+        }
+    )
+    return rubric, located
+
+
+class StaticExplorer:
+    """The no-model explorer (``--explorer static``)."""
+
+    name = "static"
+
+    async def explore(self, task: Task, sandbox: Sandbox) -> tuple[Rubric, list[dict[str, Any]]]:
+        """The rubric and the trajectory of tool calls that grounded it."""
+        index = CodeIndex(sandbox)
+        rubric, _ = await build_rubric(task, index)
+        steps = [
+            {
+                "tool": s.tool,
+                "argument": s.argument,
+                "exit_code": s.exit_code,
+                "output_chars": s.output_chars,
+                "truncated": s.truncated,
+            }
+            for s in index.steps
+        ]
+        return rubric, steps

@@ -1,0 +1,397 @@
+"""report.json and report.md, computed from the run folder alone (rubrics, verdicts, progress rows).
+
+Every rate is a fraction in [0, 1] with the counts it rests on beside it. Best@K is the exact
+expectation over K-subsets (ties uniform); the realised Best@1 of the actual selections is reported
+beside it, so the effect of the tie-break rule is visible. Intervals are 95% percentile bootstraps
+over tasks.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_rubrics import metrics
+from agentic_rubrics.data import RunFolder
+from agentic_rubrics.exceptions import DataError, RubricError
+from agentic_rubrics.rerank import random_ranking, rubric_ranking, select
+from agentic_rubrics.rubric import load_rubric
+from agentic_rubrics.scoring import DecisionPolicy, score_candidate
+from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
+
+Ranking = dict[str, float | None]
+
+
+@dataclass
+class TaskResult:
+    """Everything the report needs about one task, rebuilt from the run folder."""
+
+    instance_id: str
+    progress: dict[str, Any]
+    rubric: Rubric | None
+    scores: dict[str, CandidateScore]
+    labels: dict[str, bool | None]
+    rankings: dict[str, Ranking] = field(default_factory=dict)
+    picks: dict[str, Selection] = field(default_factory=dict)
+
+    @property
+    def labelled(self) -> bool:
+        return bool(self.labels) and all(v is not None for v in self.labels.values())
+
+
+def load_results(
+    folder: RunFolder, *, policy: DecisionPolicy, selectors: Sequence[str], seed: int
+) -> list[TaskResult]:
+    """Rebuild scores, rankings and picks of every finished task."""
+    by_task: dict[str, list[Verdict]] = {}
+    for row in folder.verdict_rows():
+        v = Verdict.model_validate(row)
+        by_task.setdefault(v.instance_id, []).append(v)
+    results = []
+    for instance_id, progress in sorted(folder.progress().items()):
+        rubric: Rubric | None = None
+        if progress["rubric"]["status"] == "ok":
+            try:
+                rubric, _ = load_rubric(folder.rubric_path(instance_id))
+            except RubricError as exc:
+                raise DataError(f"{instance_id}: its rubric no longer loads: {exc}") from exc
+            if rubric.content_hash() != progress["rubric"]["hash"]:
+                raise DataError(f"{instance_id}: rubrics.yaml changed after it was judged")
+        verdicts = by_task.get(instance_id, [])
+        scores = {}
+        for cand in progress["candidates"]:
+            cid = cand["id"]
+            scores[cid] = score_candidate(
+                rubric,
+                [v for v in verdicts if v.candidate_id == cid],
+                instance_id=instance_id,
+                candidate_id=cid,
+                empty_patch=cand["empty"],
+                policy=policy,
+            )
+        result = TaskResult(
+            instance_id=instance_id,
+            progress=progress,
+            rubric=rubric,
+            scores=scores,
+            labels={c["id"]: c.get("resolved") for c in progress["candidates"]},
+        )
+        for name in selectors:
+            result.rankings[name] = ranking_for(name, result)
+            result.picks[name] = select(instance_id, result.rankings[name], name, seed)
+        results.append(result)
+    return results
+
+
+def ranking_for(selector: str, result: TaskResult) -> Ranking:
+    """A selector's ranking values for one task."""
+    if selector == "rubric":
+        return rubric_ranking(result.scores)
+    if selector == "random":
+        return random_ranking(list(result.scores))
+    stored = result.progress.get("baselines", {}).get(selector)
+    if stored is None:
+        raise DataError(f"{result.instance_id}: no {selector!r} values were recorded in this run")
+    return {cid: stored.get(cid) for cid in result.scores}
+
+
+def _rate(num: int, den: int) -> dict[str, Any]:
+    return {"value": num / den if den else None, "n": num, "of": den}
+
+
+def _selector_metrics(
+    name: str, tasks: list[TaskResult], ks: list[int], n_resamples: int
+) -> dict[str, Any]:
+    """Best@K, realised Best@1, ROC-AUC and PR-AUC of one selector on the labelled tasks."""
+
+    def pool(t: TaskResult) -> tuple[list[float | None], list[int]]:
+        ids = list(t.labels)
+        ranking = t.rankings[name]
+        return [ranking[c] for c in ids], [int(bool(t.labels[c])) for c in ids]
+
+    def scored(t: TaskResult) -> list[tuple[float, int]]:
+        """The values ROC/PR rest on: S for the rubric selector, the ranking value otherwise."""
+        out = []
+        for cid, label in t.labels.items():
+            value = t.scores[cid].score if name == "rubric" else t.rankings[name][cid]
+            if value is not None:
+                out.append((float(value), int(bool(label))))
+        return out
+
+    best: dict[str, float | None] = {}
+    best_ci: dict[str, list[float] | None] = {}
+    for k in ks:
+        per_task = [metrics.best_at_k(*pool(t), k) for t in tasks]  # resample these, not the pools
+        best[str(k)] = metrics.mean(per_task)
+        ci = metrics.bootstrap_ci(per_task, metrics.mean, n_resamples=n_resamples)
+        best_ci[str(k)] = list(ci) if ci else None
+
+    picked = [float(bool(t.labels[t.picks[name].candidate_id or ""])) for t in tasks]
+
+    def auc(ts: Sequence[TaskResult], fn: Any) -> float | None:
+        pairs = [p for t in ts for p in scored(t)]
+        if not pairs:
+            return None
+        result: float | None = fn([s for s, _ in pairs], [y for _, y in pairs])
+        return result
+
+    labelled_candidates = sum(len(t.labels) for t in tasks)
+    with_value = sum(len(scored(t)) for t in tasks)
+    ci_real = metrics.bootstrap_ci(picked, metrics.mean, n_resamples=n_resamples)
+    ci_roc = metrics.bootstrap_ci(
+        tasks, lambda ts: auc(ts, metrics.roc_auc), n_resamples=n_resamples
+    )
+    ci_pr = metrics.bootstrap_ci(tasks, lambda ts: auc(ts, metrics.pr_auc), n_resamples=n_resamples)
+    return {
+        "best_at_k": best,
+        "best_at_k_ci": best_ci,
+        "realised_best_at_1": metrics.mean(picked),
+        "realised_best_at_1_ci": list(ci_real) if ci_real else None,
+        "roc_auc": auc(tasks, metrics.roc_auc),
+        "roc_auc_ci": list(ci_roc) if ci_roc else None,
+        "pr_auc": auc(tasks, metrics.pr_auc),
+        "pr_auc_ci": list(ci_pr) if ci_pr else None,
+        "pr_auc_is": "average precision",
+        "scored_candidates": _rate(with_value, labelled_candidates),
+        "tie_rate": metrics.tie_rate(list(t.rankings[name].values()) for t in tasks),
+        "tasks": len(tasks),
+    }
+
+
+def build_report(folder: RunFolder, *, n_resamples: int | None = None) -> dict[str, Any]:
+    """Every number of the run, from the folder's files."""
+    recorded = folder.config()
+    cfg = recorded["config"]
+    policy = DecisionPolicy.model_validate(cfg["policy"])
+    selectors: list[str] = cfg["selectors"]
+    resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]
+    results = load_results(folder, policy=policy, selectors=selectors, seed=cfg["seed"])
+    labelled = [t for t in results if t.labelled]
+    max_pool = max((len(t.labels) for t in labelled), default=0)
+    ks = list(range(1, min(cfg["max_k"], max_pool) + 1))
+
+    rows = folder.verdict_rows()
+    origins = Counter(r["origin"] for r in rows)
+    missing_by_reason = Counter(r["reason"] for r in rows if r["origin"] == "missing")
+    all_scores = [s for t in results for s in t.scores.values()]
+    rubric_status = Counter(t.progress["rubric"]["status"] for t in results)
+    failed_reasons = Counter(
+        t.progress["rubric"]["reason"] for t in results if t.progress["rubric"]["status"] != "ok"
+    )
+    items_total = sum(s.items_total for s in all_scores)
+    weight_total = sum(s.weight_total for s in all_scores)
+    n_candidates = len(all_scores)
+    cost = [t.progress.get("cost", {}) for t in results]
+
+    report: dict[str, Any] = {
+        "schema": SCHEMA,
+        "config_hash": recorded["config_hash"],
+        "explorer": cfg["explorer"]["kind"],
+        "judge": sorted({t.progress["judge"] for t in results}),
+        "policy": policy.model_dump(),
+        "primary_selector": selectors[0],
+        "counts": {
+            "tasks": len(results),
+            "tasks_labelled": len(labelled),
+            "candidates": n_candidates,
+            "candidates_labelled": sum(len(t.labels) for t in labelled),
+            "resolved": sum(1 for t in labelled for v in t.labels.values() if v),
+            "max_pool": max_pool,
+        },
+        "rubrics": {
+            "ok": rubric_status.get("ok", 0),
+            "failed": dict(sorted(failed_reasons.items())),
+            "items": sum(len(list(t.rubric.items())) for t in results if t.rubric),
+            "checked_items": sum(
+                1 for t in results if t.rubric for _, i in t.rubric.items() if i.check is not None
+            ),
+        },
+        "verdicts": {
+            "rows": len(rows),
+            "origins": {o: origins.get(o, 0) for o in ("judged", "checked", "missing")},
+            "missing_by_reason": dict(sorted(missing_by_reason.items())),
+        },
+        "coverage": {
+            "tasks_with_rubric": _rate(rubric_status.get("ok", 0), len(results)),
+            "candidates_with_score": _rate(
+                sum(1 for s in all_scores if s.score is not None), n_candidates
+            ),
+            "items_with_verdict": _rate(sum(s.items_scored for s in all_scores), items_total),
+            "weight_with_verdict": _rate(sum(s.weight_scored for s in all_scores), weight_total),
+        },
+        "decisions": {
+            d: sum(1 for s in all_scores if s.decision == d)
+            for d in ("accept", "review", "reject", "inconclusive")
+        },
+        "decision_reasons": dict(
+            sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
+        ),
+        "selectors": {name: _selector_metrics(name, labelled, ks, resamples) for name in selectors},
+        "oracle_pass_at_k": {
+            str(k): metrics.mean(
+                metrics.pass_at_k([int(bool(v)) for v in t.labels.values()], k) for t in labelled
+            )
+            for k in ks
+        },
+        "random_at_k": metrics.mean(
+            metrics.random_at_k([int(bool(v)) for v in t.labels.values()]) for t in labelled
+        ),
+        "flakiness": None,
+        "selection_changes_between_repeats": None,
+        "cost": {
+            "usd": sum(c.get("usd") or 0.0 for c in cost),
+            "usd_unknown_calls": sum(c.get("unknown_cost_calls", 0) for c in cost),
+            "calls": sum(c.get("calls", 0) for c in cost),
+        },
+        "tasks": [_task_summary(t, selectors) for t in results],
+    }
+    return report
+
+
+def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
+    return {
+        "instance_id": t.instance_id,
+        "base_commit": t.progress.get("base_commit"),
+        "rubric": {k: t.progress["rubric"].get(k) for k in ("status", "reason", "hash")},
+        "candidates": len(t.scores),
+        "resolved": sum(1 for v in t.labels.values() if v) if t.labelled else None,
+        "decisions": dict(sorted(Counter(s.decision for s in t.scores.values()).items())),
+        "picks": {
+            name: {
+                "candidate_id": t.picks[name].candidate_id,
+                "value": t.picks[name].score,
+                "tied": t.picks[name].tied,
+                "resolved": t.labels.get(t.picks[name].candidate_id or ""),
+            }
+            for name in selectors
+        },
+    }
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _fmt(x: float | None, ci: list[float] | None = None) -> str:
+    if x is None:
+        return "n/a"
+    text = f"{x:.3f}"
+    if ci:
+        text += f" [{ci[0]:.2f}, {ci[1]:.2f}]"
+    return text
+
+
+def _pct(rate: dict[str, Any]) -> str:
+    v = rate["value"]
+    return f"{rate['n']}/{rate['of']}" + ("" if v is None else f" ({100 * v:.1f}%)")
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """A readable report: selection quality by K, ranking quality, coverage, decisions, cost."""
+    c = report["counts"]
+    sel = report["selectors"]
+    names = list(sel)
+    out = [
+        "# agentic-rubrics report",
+        "",
+        f"Explorer `{report['explorer']}`, judge `{', '.join(report['judge']) or 'none'}`, "
+        f"configuration `{report['config_hash'][:19]}`. {c['tasks']} tasks ({c['tasks_labelled']} labelled),"
+        f" {c['candidates']} candidates ({c['resolved']} of {c['candidates_labelled']} labelled ones resolved).",
+        "",
+        "## Best@K",
+        "",
+        "Expected share of tasks solved when the selector picks one of K candidates drawn at random "
+        "(exact over all K-subsets, ties uniform), with 95% bootstrap intervals over tasks.",
+        "",
+        "| K | " + " | ".join(names) + " | oracle Pass@K | Random@K |",
+        "|---:|" + "---|" * (len(names) + 2),
+    ]
+    for k in report["oracle_pass_at_k"]:
+        cells = [_fmt(sel[n]["best_at_k"][k], sel[n]["best_at_k_ci"][k]) for n in names]
+        out.append(
+            f"| {k} | "
+            + " | ".join(cells)
+            + f" | {_fmt(report['oracle_pass_at_k'][k])} | {_fmt(report['random_at_k'])} |"
+        )
+    out += [
+        "",
+        "## Ranking quality",
+        "",
+        "| selector | realised Best@1 | ROC-AUC | PR-AUC (average precision) | candidates with a value | ties at the top |",
+        "|---|---|---|---|---|---|",
+    ]
+    for n in names:
+        m = sel[n]
+        out.append(
+            f"| {n}{' (primary)' if n == report['primary_selector'] else ''} "
+            f"| {_fmt(m['realised_best_at_1'], m['realised_best_at_1_ci'])} "
+            f"| {_fmt(m['roc_auc'], m['roc_auc_ci'])} | {_fmt(m['pr_auc'], m['pr_auc_ci'])} "
+            f"| {_pct(m['scored_candidates'])} | {_fmt(m['tie_rate'])} |"
+        )
+    cov = report["coverage"]
+    v = report["verdicts"]
+    missing = ", ".join(f"{k} {n}" for k, n in v["missing_by_reason"].items()) or "none"
+    failed = ", ".join(f"{k} {n}" for k, n in report["rubrics"]["failed"].items()) or "none"
+    out += [
+        "",
+        "## Coverage and provenance",
+        "",
+        f"- Rubrics: {_pct(cov['tasks_with_rubric'])} tasks; failed: {failed}. "
+        f"{report['rubrics']['items']} items, {report['rubrics']['checked_items']} with a deterministic check.",
+        f"- Verdicts: {v['rows']} rows — judged {v['origins']['judged']}, checked {v['origins']['checked']}, "
+        f"missing {v['origins']['missing']} ({missing}). Missing verdicts are excluded from S, never 0.",
+        f"- Items with a verdict: {_pct(cov['items_with_verdict'])}; weight with a verdict: "
+        f"{_pct(cov['weight_with_verdict'])}; candidates with S: {_pct(cov['candidates_with_score'])}.",
+        "",
+        "## Decisions",
+        "",
+        f"Policy: accept S ≥ {report['policy']['accept']}, review S ≥ {report['policy']['review']}, "
+        f"inconclusive below {report['policy']['min_coverage']} coverage by weight.",
+        "",
+        "| accept | review | reject | inconclusive |",
+        "|---:|---:|---:|---:|",
+        "| "
+        + " | ".join(
+            str(report["decisions"][d]) for d in ("accept", "review", "reject", "inconclusive")
+        )
+        + " |",
+        "",
+        "Reasons: "
+        + (", ".join(f"{k} {n}" for k, n in report["decision_reasons"].items()) or "none")
+        + ".",
+        "",
+        "## Repeats and cost",
+        "",
+        f"- Flakiness: {_fmt(report['flakiness'])}"
+        + (" (nothing was judged more than once)" if report["flakiness"] is None else ""),
+        f"- Cost: ${report['cost']['usd']:.4f} over {report['cost']['calls']} model calls"
+        + (
+            f" ({report['cost']['usd_unknown_calls']} calls could not be priced)"
+            if report["cost"]["usd_unknown_calls"]
+            else ""
+        ),
+        "",
+        "## Tasks",
+        "",
+        "| task | K | resolved | rubric | " + " | ".join(f"{n} pick" for n in names) + " |",
+        "|---|---:|---:|---|" + "---|" * len(names),
+    ]
+    for t in report["tasks"]:
+        picks = []
+        for n in names:
+            p = t["picks"][n]
+            mark = {True: "✓", False: "✗", None: "?"}[p["resolved"]]
+            picks.append(
+                f"{p['candidate_id']} {mark}" + (f" (tie of {p['tied']})" if p["tied"] > 1 else "")
+            )
+        status = t["rubric"]["status"] + (
+            f": {t['rubric']['reason']}" if t["rubric"]["reason"] else ""
+        )
+        resolved = "n/a" if t["resolved"] is None else str(t["resolved"])
+        out.append(
+            f"| {t['instance_id']} | {t['candidates']} | {resolved} | {status} | "
+            + " | ".join(picks)
+            + " |"
+        )
+    return "\n".join(out) + "\n"
