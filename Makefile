@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP_INSTALL := $(BIN)/python -m pip install -q -c constraints.txt
 
-.PHONY: install dev test lint typecheck pytest clean
+.PHONY: install dev demo test lint typecheck pytest clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ $(VENV)/.installed-dev: $(BIN)/python pyproject.toml constraints.txt
 install: $(VENV)/.installed
 
 dev: $(VENV)/.installed-dev
+
+demo: install
+	$(BIN)/agentic-rubrics demo
 
 lint: dev
 	$(BIN)/ruff check agentic_rubrics tests benchmarks

@@ -114,6 +114,23 @@ _LAZY: dict[str, str] = {
     "DecisionPolicy": "agentic_rubrics.scoring",
     "score_candidate": "agentic_rubrics.scoring",
     "reduce_repeats": "agentic_rubrics.scoring",
+    # the main job
+    "run": "agentic_rubrics.pipeline",
+    "run_async": "agentic_rubrics.pipeline",
+    "RunConfig": "agentic_rubrics.pipeline",
+    "load_config": "agentic_rubrics.pipeline",
+    "write_report": "agentic_rubrics.pipeline",
+    "load_tasks": "agentic_rubrics.data",
+    "RunFolder": "agentic_rubrics.data",
+    "load_examples": "agentic_rubrics.bundled",
+    "write_tasks_jsonl": "agentic_rubrics.bundled",
+    "ChecksJudge": "agentic_rubrics.judge",
+    "JudgeConfig": "agentic_rubrics.judge",
+    "StaticExplorer": "agentic_rubrics.explore.static",
+    "ExplorerConfig": "agentic_rubrics.explore",
+    "LocalCopySandbox": "agentic_rubrics.sandbox",
+    "select": "agentic_rubrics.rerank",
+    "self_consistency_ranking": "agentic_rubrics.rerank",
     # metrics
     "best_at_k": "agentic_rubrics.metrics",
     "pass_at_k": "agentic_rubrics.metrics",
@@ -142,7 +159,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from agentic_rubrics.bundled import load_examples, write_tasks_jsonl
     from agentic_rubrics.checks import CHECKS, check_verdicts, run_check
+    from agentic_rubrics.data import RunFolder, load_tasks
     from agentic_rubrics.exceptions import (
         AgenticRubricsError,
         BudgetExceeded,
@@ -156,6 +175,9 @@ if TYPE_CHECKING:
         RubricError,
         SandboxError,
     )
+    from agentic_rubrics.explore import ExplorerConfig
+    from agentic_rubrics.explore.static import StaticExplorer
+    from agentic_rubrics.judge import ChecksJudge, JudgeConfig
     from agentic_rubrics.metrics import (
         best_at_k,
         bootstrap_ci,
@@ -167,7 +189,10 @@ if TYPE_CHECKING:
         tie_rate,
     )
     from agentic_rubrics.patch import parse_patch
+    from agentic_rubrics.pipeline import RunConfig, load_config, run, run_async, write_report
+    from agentic_rubrics.rerank import select, self_consistency_ranking
     from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.sandbox import LocalCopySandbox
     from agentic_rubrics.scoring import DecisionPolicy, reduce_repeats, score_candidate
     from agentic_rubrics.types import (
         AXES,

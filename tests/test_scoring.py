@@ -55,7 +55,12 @@ def score(
     policy: DecisionPolicy | None = None,
 ) -> CandidateScore:
     return score_candidate(
-        r, verdicts, instance_id="t", candidate_id="c", empty_patch=is_empty_patch(patch), policy=policy
+        r,
+        verdicts,
+        instance_id="t",
+        candidate_id="c",
+        empty_patch=is_empty_patch(patch),
+        policy=policy,
     )
 
 

@@ -1,0 +1,3 @@
+from bankdays.cli import main
+
+raise SystemExit(main())

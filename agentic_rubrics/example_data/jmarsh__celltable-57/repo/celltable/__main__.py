@@ -1,0 +1,3 @@
+from celltable.cli import main
+
+raise SystemExit(main())

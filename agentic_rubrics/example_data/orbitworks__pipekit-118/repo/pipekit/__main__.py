@@ -1,0 +1,3 @@
+from pipekit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,461 @@
+"""The main job end to end on the offline default, on the bundled tasks."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from sklearn.metrics import average_precision_score, roc_auc_score
+from typer.testing import CliRunner
+
+from agentic_rubrics.bundled import load_examples, write_tasks_jsonl
+from agentic_rubrics.cli import app
+from agentic_rubrics.data import read_jsonl
+from agentic_rubrics.exceptions import ConfigError
+from agentic_rubrics.pipeline import RunConfig, run
+
+FAST = RunConfig(bootstrap_resamples=50)
+
+
+@pytest.fixture(scope="module")
+def tasks_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tasks_jsonl(tmp_path_factory.mktemp("tasks") / "tasks.jsonl")
+
+
+@pytest.fixture(scope="module")
+def demo_run(tasks_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "demo"
+    run(tasks_file, out, RunConfig(bootstrap_resamples=200))
+    return out
+
+
+def rows(path: Path) -> list[dict[str, Any]]:
+    return [r for _, r in read_jsonl(path)]
+
+
+def sorted_rows(path: Path) -> list[dict[str, Any]]:
+    """Verdict rows in a canonical order (tasks finish in any order when run concurrently)."""
+    return sorted(
+        rows(path), key=lambda r: (r["instance_id"], r["candidate_id"], r["item_id"], r["repeat"])
+    )
+
+
+# --------------------------------------------------------------------------- independent recomputation
+
+
+def selection_probability(values: list[float], i: int, k: int) -> float:
+    """P(candidate i is picked from a uniform K-subset; ties uniform), derived per candidate."""
+    n = len(values)
+    k = min(k, n)
+    below = sum(1 for j, v in enumerate(values) if j != i and v < values[i])
+    tied = sum(1 for j, v in enumerate(values) if j != i and v == values[i])
+    total = 0.0
+    for t in range(0, min(tied, k - 1) + 1):
+        ways = math.comb(tied, t) * math.comb(below, k - 1 - t)
+        total += ways / (t + 1)
+    return total / math.comb(n, k)
+
+
+def expected_best(values: list[float], labels: list[int], k: int) -> float:
+    return sum(y * selection_probability(values, i, k) for i, y in enumerate(labels))
+
+
+def recompute(folder: Path) -> dict[str, Any]:
+    """Every headline number of report.json from verdicts.jsonl, the rubrics and the labels alone."""
+    progress = {r["instance_id"]: r for r in rows(folder / "progress.jsonl")}
+    verdicts = rows(folder / "verdicts.jsonl")
+    by_cand: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for v in verdicts:
+        by_cand[(v["instance_id"], v["candidate_id"])].append(v)
+    out: dict[str, Any] = {"S": {}, "value": {}, "decision": Counter(), "labels": {}}
+    for iid, p in progress.items():
+        rubric_ok = p["rubric"]["status"] == "ok"
+        items: dict[str, dict[str, Any]] = {}
+        if rubric_ok:
+            doc = yaml.safe_load((folder / "rubrics" / iid / "rubrics.yaml").read_text())
+            for axis_items in doc["axes"].values():
+                for it in axis_items:
+                    items[it["id"]] = it
+        for cand in p["candidates"]:
+            cid = cand["id"]
+            got = {v["item_id"]: v for v in by_cand[(iid, cid)]}
+            valued = [
+                (items[i]["weight"], v["value"]) for i, v in got.items() if v["value"] is not None
+            ]
+            s = sum(w * x for w, x in valued) / sum(w for w, _ in valued) if valued else None
+            wt = sum(it["weight"] for it in items.values())
+            cov = sum(w for w, _ in valued) / wt if wt else 0
+            gates = [i for i, it in items.items() if it.get("gate")]
+            failed = [g for g in gates if got.get(g, {}).get("value") == 0]
+            gate_missing = [g for g in gates if got.get(g, {}).get("value") is None]
+            if cand["empty"]:
+                tier, decision = 0, "reject"
+            elif failed:
+                tier, decision = 2, "reject"
+            elif s is None:
+                tier, decision = 1, "inconclusive"
+            elif cov < 0.5 or gate_missing:
+                tier, decision = 3, "inconclusive"
+            else:
+                tier = 4
+                decision = "accept" if s >= 0.85 else "review" if s >= 0.60 else "reject"
+            out["S"][(iid, cid)] = s
+            out["value"][(iid, cid)] = 2 * tier + (s or 0.0)
+            out["decision"][decision] += 1
+            out["labels"][(iid, cid)] = int(bool(cand["resolved"]))
+    return out
+
+
+def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run: Path) -> None:
+    report = json.loads((demo_run / "report.json").read_text())
+    mine = recompute(demo_run)
+    progress = {r["instance_id"]: r for r in rows(demo_run / "progress.jsonl")}
+    tasks = sorted(progress)
+    assert report["counts"]["tasks"] == len(tasks) >= 3
+    assert report["counts"]["candidates"] == len(mine["S"])
+    assert report["counts"]["resolved"] == sum(mine["labels"].values())
+    assert report["decisions"] == {
+        d: mine["decision"][d] for d in ("accept", "review", "reject", "inconclusive")
+    }
+
+    verdicts = rows(demo_run / "verdicts.jsonl")
+    assert report["verdicts"]["rows"] == len(verdicts)
+    assert report["verdicts"]["origins"] == {
+        o: sum(1 for v in verdicts if v["origin"] == o) for o in ("judged", "checked", "missing")
+    }
+    assert report["verdicts"]["missing_by_reason"] == dict(
+        Counter(v["reason"] for v in verdicts if v["origin"] == "missing")
+    )
+    scored = [s for s in mine["S"].values() if s is not None]
+    assert report["coverage"]["candidates_with_score"]["n"] == len(scored)
+
+    def pools(
+        values: dict[tuple[str, str], float | None],
+    ) -> dict[str, tuple[list[Any], list[int]]]:
+        out: dict[str, tuple[list[Any], list[int]]] = {}
+        for iid in tasks:
+            ids = [c["id"] for c in progress[iid]["candidates"]]
+            out[iid] = ([values[(iid, c)] for c in ids], [mine["labels"][(iid, c)] for c in ids])
+        return out
+
+    rubric_pools = pools(mine["value"])
+    sc = {
+        (iid, c): v
+        for iid in tasks
+        for c, v in progress[iid]["baselines"]["self_consistency"].items()
+    }
+    random_pools = pools(dict.fromkeys(mine["value"], 0.0))
+    for name, pool in (
+        ("rubric", rubric_pools),
+        ("self_consistency", pools(sc)),
+        ("random", random_pools),
+    ):
+        got = report["selectors"][name]
+        for k, value in got["best_at_k"].items():
+            want = sum(expected_best(v, y, int(k)) for v, y in pool.values()) / len(pool)
+            assert value == pytest.approx(want, abs=1e-9), (name, k)
+            lo, hi = got["best_at_k_ci"][k]
+            assert lo - 1e-9 <= value <= hi + 1e-9
+    for k, value in report["oracle_pass_at_k"].items():
+        want = 0.0
+        for _, y in rubric_pools.values():
+            n, c = len(y), sum(y)
+            want += (
+                1.0 if int(k) >= n and c else 1 - math.comb(n - c, int(k)) / math.comb(n, int(k))
+            )
+        assert value == pytest.approx(want / len(tasks))
+    assert report["random_at_k"] == pytest.approx(
+        sum(sum(y) / len(y) for _, y in rubric_pools.values()) / len(tasks)
+    )
+    # ROC-AUC and average precision of S over the candidates that have one
+    pairs = [(s, mine["labels"][key]) for key, s in mine["S"].items() if s is not None]
+    rubric = report["selectors"]["rubric"]
+    assert rubric["roc_auc"] == pytest.approx(
+        roc_auc_score([y for _, y in pairs], [s for s, _ in pairs])
+    )
+    assert rubric["pr_auc"] == pytest.approx(
+        average_precision_score([y for _, y in pairs], [s for s, _ in pairs])
+    )
+    assert rubric["scored_candidates"] == {
+        "value": len(pairs) / len(mine["S"]),
+        "n": len(pairs),
+        "of": len(mine["S"]),
+    }
+    # realised Best@1: the label of the patch actually written to selections.jsonl
+    selections = rows(demo_run / "selections.jsonl")
+    assert [s["instance_id"] for s in selections] == tasks
+    assert {s["model_name_or_path"] for s in selections} == {"agentic-rubrics/rubric"}
+    by_patch = {}
+    for ex in load_examples():
+        for c in ex.task.candidates:
+            by_patch[(ex.task.instance_id, c.patch)] = c
+    picked = [by_patch[(s["instance_id"], s["model_patch"])] for s in selections]
+    assert rubric["realised_best_at_1"] == pytest.approx(
+        sum(bool(c.resolved) for c in picked) / len(tasks)
+    )
+    # the pick is a top-ranked candidate
+    for s, c in zip(selections, picked, strict=True):
+        values = [
+            mine["value"][(s["instance_id"], x["id"])]
+            for x in progress[s["instance_id"]]["candidates"]
+        ]
+        assert mine["value"][(s["instance_id"], c.id)] == max(values)
+    md = (demo_run / "report.md").read_text()
+    assert "| K | rubric | self_consistency | random | oracle Pass@K | Random@K |" in md
+    assert "Flakiness: n/a" in md and "PR-AUC (average precision)" in md
+
+
+def test_records_hold_no_contents_or_environment(demo_run: Path) -> None:
+    secrets = [
+        v for k, v in os.environ.items() if len(v) >= 12 and k not in ("PATH", "HOME", "PWD")
+    ]
+    examples = load_examples()
+    snippets = [
+        c.patch.splitlines()[-1] for ex in examples for c in ex.task.candidates if c.patch.strip()
+    ]
+    snippets += [ex.task.problem_statement.splitlines()[0] for ex in examples]
+    for name in ("verdicts.jsonl", "progress.jsonl", "report.json", "config.json"):
+        text = (demo_run / name).read_text()
+        for s in secrets:
+            assert s not in text, name
+        for snippet in snippets:
+            if len(snippet.strip()) > 20:
+                assert snippet not in text, (name, snippet)
+    row = rows(demo_run / "verdicts.jsonl")[0]
+    assert set(row) == {
+        "schema",
+        "instance_id",
+        "candidate_id",
+        "item_id",
+        "axis",
+        "weight",
+        "origin",
+        "value",
+        "reason",
+        "repeat",
+    }
+    p = rows(demo_run / "progress.jsonl")[0]
+    assert (
+        p["judge"] == "checks"
+        and p["rubric"]["hash"].startswith("sha256:")
+        and p["base_commit"].startswith("tree-")
+    )
+
+
+def test_evaluation_fields_are_never_read(tasks_file: Path, tmp_path: Path) -> None:
+    records = [r for _, r in read_jsonl(tasks_file)]
+    loaded, stripped = [], []
+    for r in records:
+        full = dict(
+            r,
+            gold_patch="diff --git a/x b/x\n",
+            test_patch="+assert 0\n",
+            hints_text="it is in x",
+            FAIL_TO_PASS=["t"],
+            PASS_TO_PASS=["u"],
+            difficulty="hard",
+        )
+        loaded.append(full)
+        bare = dict(r.items())
+        bare["candidates"] = [{"id": c["id"], "patch": c["patch"]} for c in r["candidates"]]
+        stripped.append(bare)
+    a, b = tmp_path / "full.jsonl", tmp_path / "bare.jsonl"
+    a.write_text("".join(json.dumps(r) + "\n" for r in loaded))
+    b.write_text("".join(json.dumps(r) + "\n" for r in stripped))
+    run(a, tmp_path / "ra", FAST, stages=("explore", "judge"))
+    run(b, tmp_path / "rb", FAST, stages=("explore", "judge"))
+    assert sorted_rows(tmp_path / "ra" / "verdicts.jsonl") == sorted_rows(
+        tmp_path / "rb" / "verdicts.jsonl"
+    )
+    for rubric in (tmp_path / "ra" / "rubrics").glob("*/rubrics.yaml"):
+        twin = tmp_path / "rb" / "rubrics" / rubric.parent.name / "rubrics.yaml"
+        assert rubric.read_bytes() == twin.read_bytes()
+
+
+def test_stages_one_by_one_equal_the_whole_run(
+    demo_run: Path, tasks_file: Path, tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    out = tmp_path / "staged"
+    cfg = tmp_path / "same.yaml"
+    cfg.write_text("bootstrap_resamples: 200\n")  # the demo run's settings
+    common = ["--tasks", str(tasks_file), "--out", str(out), "--config", str(cfg)]
+    r1 = runner.invoke(app, ["judge", *common])
+    assert r1.exit_code == 2 and "run 'explore' first" in r1.output
+    assert runner.invoke(app, ["explore", *common]).exit_code == 0
+    assert not (out / "verdicts.jsonl").exists() and len(list((out / "rubrics").iterdir())) == len(
+        load_examples()
+    )
+    assert runner.invoke(app, ["judge", *common]).exit_code == 0
+    rep = runner.invoke(app, ["report", "--out", str(out), "--tasks", str(tasks_file)])
+    assert rep.exit_code == 0 and "# agentic-rubrics report" in rep.output
+    assert json.loads((out / "report.json").read_text()) == json.loads(
+        (demo_run / "report.json").read_text()
+    )
+    assert (out / "selections.jsonl").read_text() == (demo_run / "selections.jsonl").read_text()
+
+
+def test_resuming_with_another_configuration_is_refused(tasks_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    run(tasks_file, out, FAST, stages=("explore",))
+    with pytest.raises(ConfigError, match="started with configuration"):
+        run(tasks_file, out, RunConfig(bootstrap_resamples=50, seed=7), stages=("explore",))
+    runner = CliRunner()
+    refused = runner.invoke(
+        app, ["run", "--tasks", str(tasks_file), "--out", str(out), "--seed", "7", "-q"]
+    )
+    assert refused.exit_code == 2 and "--restart" in refused.output
+    ok = runner.invoke(
+        app,
+        ["run", "--tasks", str(tasks_file), "--out", str(out), "--seed", "7", "--restart", "-q"],
+    )
+    assert ok.exit_code == 0, ok.output
+    assert json.loads((out / "config.json").read_text())["config"]["seed"] == 7
+
+
+def test_reused_rubrics_give_the_same_verdicts_and_a_broken_one_fails_honestly(
+    demo_run: Path, tasks_file: Path, tmp_path: Path
+) -> None:
+    reused = tmp_path / "reused"
+    run(
+        tasks_file, reused, RunConfig(bootstrap_resamples=50, rubrics_dir=str(demo_run / "rubrics"))
+    )
+    assert sorted_rows(reused / "verdicts.jsonl") == sorted_rows(demo_run / "verdicts.jsonl")
+    # break one rubric: its task's candidates become inconclusive, never 0
+    broken_dir = tmp_path / "rubrics"
+    for src in (demo_run / "rubrics").glob("*/rubrics.yaml"):
+        dst = broken_dir / src.parent.name / "rubrics.yaml"
+        dst.parent.mkdir(parents=True)
+        dst.write_text(src.read_text())
+    victim = sorted(broken_dir.iterdir())[0]
+    (victim / "rubrics.yaml").write_text("metadata: [\n")
+    out = tmp_path / "broken"
+    report = run(tasks_file, out, RunConfig(bootstrap_resamples=50, rubrics_dir=str(broken_dir)))
+    assert report is not None
+    assert report["rubrics"]["failed"] == {"rubric_invalid": 1}
+    task = next(t for t in report["tasks"] if t["instance_id"] == victim.name)
+    (example,) = [ex for ex in load_examples() if ex.task.instance_id == victim.name]
+    empties = sum(1 for c in example.task.candidates if not c.patch.strip())
+    expected = {"inconclusive": task["candidates"] - empties} | (
+        {"reject": empties} if empties else {}
+    )
+    assert task["decisions"] == expected
+    assert not any(v["instance_id"] == victim.name for v in rows(out / "verdicts.jsonl"))
+
+
+def test_killed_run_resumes_without_redoing_finished_tasks(
+    tasks_file: Path, tmp_path: Path
+) -> None:
+    records = [r for _, r in read_jsonl(tasks_file)]
+    many = [dict(r, instance_id=f"{r['instance_id']}-{n}") for n in range(6) for r in records]
+    big = tmp_path / "many.jsonl"
+    big.write_text("".join(json.dumps(r) + "\n" for r in many))
+    out = tmp_path / "killed"
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("bootstrap_resamples: 50\ntask_concurrency: 1\n")
+    cmd = [
+        str(Path(sys.executable).parent / "agentic-rubrics"),
+        "run",
+        "--tasks",
+        str(big),
+        "--out",
+        str(out),
+        "--config",
+        str(cfg),
+        "-q",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    progress = out / "progress.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if progress.exists() and progress.read_text().count("\n") >= 3:
+            break
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = progress.read_text()
+    done_before = [json.loads(line)["instance_id"] for line in before.splitlines() if line.strip()]
+    assert 3 <= len(done_before) < len(many), "the kill must land mid-run"
+    stamps = {i: (out / "rubrics" / i / "status.json").stat().st_mtime_ns for i in done_before}
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = progress.read_text()
+    assert after.startswith(before.rsplit("\n", 1)[0])  # finished rows kept as they were
+    ids = [json.loads(line)["instance_id"] for line in after.splitlines()]
+    assert sorted(ids) == sorted(r["instance_id"] for r in many) and len(ids) == len(set(ids))
+    assert {
+        i: (out / "rubrics" / i / "status.json").stat().st_mtime_ns for i in done_before
+    } == stamps
+    fresh = tmp_path / "fresh"
+    subprocess.run(
+        [*cmd[:5], str(fresh), *cmd[6:]],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert json.loads((out / "report.json").read_text()) == json.loads(
+        (fresh / "report.json").read_text()
+    )
+    key = lambda r: (r["instance_id"], r["candidate_id"], r["item_id"])  # noqa: E731
+    assert sorted(rows(out / "verdicts.jsonl"), key=key) == sorted(
+        rows(fresh / "verdicts.jsonl"), key=key
+    )
+
+
+def test_demo_command_names_a_fresh_folder_and_prints_the_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["demo", "--config", str(_fast_config(tmp_path))])
+    assert result.exit_code == 0, result.output
+    assert "# agentic-rubrics report" in result.output and "## Best@K" in result.output
+    (folder,) = (tmp_path / "runs").iterdir()
+    assert (
+        folder.name.startswith("demo-")
+        and f"run folder: {Path('runs') / folder.name}" in result.output
+    )
+    assert (folder / "report.json").exists() and (folder / "selections.jsonl").exists()
+    second = CliRunner().invoke(app, ["demo", "--config", str(_fast_config(tmp_path)), "-q"])
+    assert second.exit_code == 0 and len(list((tmp_path / "runs").iterdir())) == 2
+
+
+def _fast_config(tmp_path: Path) -> Path:
+    path = tmp_path / "fast.yaml"
+    path.write_text("bootstrap_resamples: 20\n")
+    return path
+
+
+def test_bad_inputs_fail_with_file_line_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "tasks.jsonl"
+    bad.write_text(
+        '{"instance_id": "a", "problem_statement": "x", "candidates": []}\n{"instance_id": "b"}\n'
+    )
+    result = CliRunner().invoke(app, ["run", "--tasks", str(bad), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2 and f"{bad}:2: problem_statement: Field required" in result.output
+    bad.write_text(
+        '{"instance_id": "a", "problem_statement": "x", "candidates": [{"patch": ""}]}\n'
+    )
+    result = CliRunner().invoke(app, ["run", "--tasks", str(bad), "--out", str(tmp_path / "o")])
+    assert f"{bad}:1: candidates[0].id: missing required field" in result.output
+    bad.write_text("not json\n")
+    assert (
+        "invalid JSON"
+        in CliRunner()
+        .invoke(app, ["run", "--tasks", str(bad), "--out", str(tmp_path / "o")])
+        .output
+    )
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("judge: {kind: telepathy}\n")
+    result = CliRunner().invoke(
+        app, ["run", "--tasks", str(bad), "--out", str(tmp_path / "o"), "--config", str(cfg)]
+    )
+    assert result.exit_code == 2 and f"{cfg}: judge.kind" in result.output

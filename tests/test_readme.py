@@ -1,0 +1,35 @@
+"""The README's Python example runs as written, and its commands exist."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentic_rubrics.cli import app
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_python_example_runs(tmp_path: Path) -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
+    assert blocks
+    for code in blocks:
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+    assert (tmp_path / "runs" / "example" / "report.md").exists()
+
+
+def test_every_cli_command_in_the_readme_exists() -> None:
+    text = README.read_text()
+    commands = set(re.findall(r"^agentic-rubrics (\w+)", text, re.M))
+    assert {"run", "explore", "judge", "report", "demo", "validate", "schema"} <= commands
+    for command in commands:
+        result = CliRunner().invoke(app, [command, "--help"])
+        assert result.exit_code == 0, command
+    assert "make demo" in text and "make test" in text
