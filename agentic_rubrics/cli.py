@@ -6,14 +6,14 @@ need them, so ``agentic-rubrics --help`` stays fast.
 
 from __future__ import annotations
 
+import inspect
 import json
+import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
-
-if TYPE_CHECKING:
-    from agentic_rubrics.pipeline import RunConfig
 
 app = typer.Typer(
     name="agentic-rubrics",
@@ -69,133 +69,196 @@ def schema(
 
 # --------------------------------------------------------------------------- the main job
 
-TasksOpt = Annotated[Path, typer.Option("--tasks", help="Tasks JSONL file (one task per line).")]
-OutOpt = Annotated[Path, typer.Option("--out", help="Run folder (created, or resumed).")]
-RubricsOpt = Annotated[
-    Path | None, typer.Option("--rubrics", help="Reuse DIR/<instance_id>/rubrics.yaml.")
-]
-ConfigOpt = Annotated[Path | None, typer.Option("--config", help="YAML file of run settings.")]
-ExplorerOpt = Annotated[
-    str | None, typer.Option("--explorer", help="Explorer: static (rules over the repository).")
-]
-SelectorsOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--selectors", help="Comma-separated selectors; the first writes selections.jsonl."
-    ),
-]
-SeedOpt = Annotated[int | None, typer.Option("--seed", help="Tie-break and bootstrap seed.")]
-RestartOpt = Annotated[
-    bool, typer.Option("--restart", help="Discard the folder's results instead of resuming.")
-]
-TrajOpt = Annotated[
-    bool, typer.Option("--trajectories/--no-trajectories", help="Write exploration trajectories.")
-]
-QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")]
+
+@dataclass
+class RunOptions:
+    """The options shared by run, explore, judge and demo."""
+
+    rubrics: Path | None = None
+    config: Path | None = None
+    explorer: str | None = None
+    selectors: str | None = None
+    seed: int | None = None
+    restart: bool = False
+    trajectories: bool = True
+    quiet: bool = False
+    model: str | None = None
+    judge_model: str | None = None
+    explorer_model: str | None = None
+    api_base: str | None = None
+    api_key: str | None = None
+    repeats: int | None = None
+    items_per_call: int | None = None
+    max_cost: float | None = None
+    llm_concurrency: int | None = None
+    llm_processes: int | None = None
+    timeout: float | None = None
+
+    def overrides(self) -> dict[str, Any]:
+        """Nested settings for :func:`agentic_rubrics.config.load_config` (``None`` = unset)."""
+
+        def llm(model: str | None) -> dict[str, Any] | None:
+            if model is None:
+                return None
+            return {
+                "model": model,
+                "api_base": self.api_base,
+                "concurrency": self.llm_concurrency,
+                "processes": self.llm_processes,
+                "timeout": self.timeout,
+            }
+
+        judge_model = self.judge_model or self.model
+        return {
+            "rubrics_dir": str(self.rubrics) if self.rubrics else None,
+            "explorer": {"kind": self.explorer, "model": llm(self.explorer_model or self.model)},
+            "judge": {
+                "kind": "llm" if judge_model else None,
+                "model": llm(judge_model),
+                "repeats": self.repeats,
+                "items_per_call": self.items_per_call,
+            },
+            "selectors": [x.strip() for x in self.selectors.split(",") if x.strip()]
+            if self.selectors
+            else None,
+            "seed": self.seed,
+            "max_cost_usd": self.max_cost,
+            "trajectories": None if self.trajectories else False,
+        }
 
 
-def _config(
-    config: Path | None,
-    rubrics: Path | None,
-    explorer: str | None,
-    selectors: str | None,
-    seed: int | None,
-    trajectories: bool,
-) -> RunConfig:
-    from agentic_rubrics.pipeline import load_config
+def _options(
+    rubrics: Annotated[
+        Path | None, typer.Option("--rubrics", help="Reuse DIR/<instance_id>/rubrics.yaml.")
+    ] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="YAML file of run settings.")
+    ] = None,
+    explorer: Annotated[str | None, typer.Option("--explorer", help="Explorer: static.")] = None,
+    selectors: Annotated[
+        str | None,
+        typer.Option(
+            "--selectors", help="Comma-separated selectors; the first writes selections.jsonl."
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Tie-break, shuffle and bootstrap seed.")
+    ] = None,
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Discard the folder's results instead of resuming.")
+    ] = False,
+    trajectories: Annotated[
+        bool,
+        typer.Option("--trajectories/--no-trajectories", help="Write exploration trajectories."),
+    ] = True,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False,
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="litellm model string for the judge and the explorer."),
+    ] = None,
+    judge_model: Annotated[
+        str | None, typer.Option("--judge-model", help="Judge model (overrides --model).")
+    ] = None,
+    explorer_model: Annotated[
+        str | None, typer.Option("--explorer-model", help="Explorer model (overrides --model).")
+    ] = None,
+    api_base: Annotated[
+        str | None,
+        typer.Option("--api-base", help="OpenAI-compatible server URL (vLLM, Ollama, a proxy)."),
+    ] = None,
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="AGENTIC_RUBRICS_API_KEY",
+            help="API key (never written anywhere).",
+            show_default=False,
+        ),
+    ] = None,
+    repeats: Annotated[
+        int | None,
+        typer.Option("--repeats", help="Judge each candidate R times; majority verdict."),
+    ] = None,
+    items_per_call: Annotated[
+        int | None, typer.Option("--items-per-call", help="Items per judge call (0: all, 1: one).")
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", help="Stop starting model calls after this many dollars."),
+    ] = None,
+    llm_concurrency: Annotated[
+        int | None, typer.Option("--llm-concurrency", help="Model calls in flight at once.")
+    ] = None,
+    llm_processes: Annotated[
+        int | None, typer.Option("--llm-processes", help="Run litellm in N worker processes.")
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", help="Seconds per model call.")
+    ] = None,
+) -> RunOptions:
+    return RunOptions(**locals())
 
-    return load_config(
-        config,
-        rubrics_dir=str(rubrics) if rubrics else None,
-        explorer__kind=explorer,
-        selectors=[s.strip() for s in selectors.split(",") if s.strip()] if selectors else None,
-        seed=seed,
-        trajectories=None if trajectories else False,
-    )
 
-
-def _run_stages(
-    stages: tuple[str, ...],
-    tasks: Path,
-    out: Path,
-    rubrics: Path | None,
-    config: Path | None,
-    explorer: str | None,
-    selectors: str | None,
-    seed: int | None,
-    restart: bool,
-    trajectories: bool,
-    quiet: bool,
-) -> None:
+def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOptions) -> None:
+    from agentic_rubrics.config import load_config
     from agentic_rubrics.exceptions import AgenticRubricsError
     from agentic_rubrics.pipeline import run
 
     try:
-        cfg = _config(config, rubrics, explorer, selectors, seed, trajectories)
-        report = run(tasks, out, cfg, restart=restart, stages=stages)
+        cfg = load_config(opts.config, opts.overrides())
+        report = run(tasks, out, cfg, restart=opts.restart, stages=stages, api_key=opts.api_key)
     except AgenticRubricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    if report is not None and not quiet:
+    if report is not None and not opts.quiet:
         typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
     typer.echo(f"run folder: {out}", err=True)
 
 
-@app.command()
-def run(
-    tasks: TasksOpt,
-    out: OutOpt,
-    rubrics: RubricsOpt = None,
-    config: ConfigOpt = None,
-    explorer: ExplorerOpt = None,
-    selectors: SelectorsOpt = None,
-    seed: SeedOpt = None,
-    restart: RestartOpt = False,
-    trajectories: TrajOpt = True,
-    quiet: QuietOpt = False,
-) -> None:
-    """All stages: explore (or reuse rubrics), judge every candidate, rerank, report."""
-    _run_stages(
+TasksOpt = Annotated[Path, typer.Option("--tasks", help="Tasks JSONL file (one task per line).")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Run folder (created, or resumed).")]
+
+
+def _command(stages: tuple[str, ...], doc: str) -> Any:
+    def command(tasks: TasksOpt, out: OutOpt, **kwargs: Any) -> None:
+        _run_stages(stages, tasks, out, _options(**kwargs))
+
+    _copy_signature(command, _options, ["tasks", "out"])
+    command.__doc__ = doc
+    return command
+
+
+def _copy_signature(target: Any, source: Any, leading: list[str]) -> None:
+    """Give ``target`` the parameters of ``source`` after its own leading ones (typer reads them).
+
+    Annotations are resolved here, since this module's annotations are strings.
+    """
+    hints = {
+        **typing.get_type_hints(source, include_extras=True),
+        **typing.get_type_hints(target, include_extras=True),
+    }
+    own = inspect.signature(target).parameters
+    params = [own[name] for name in leading] + list(inspect.signature(source).parameters.values())
+    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in params]
+    target.__signature__ = inspect.Signature(params)
+    target.__annotations__ = {p.name: p.annotation for p in params}
+
+
+app.command("run")(
+    _command(
         ("explore", "judge", "report"),
-        tasks, out, rubrics, config, explorer, selectors, seed, restart, trajectories, quiet,
-    )  # fmt: skip
-
-
-@app.command()
-def explore(
-    tasks: TasksOpt,
-    out: OutOpt,
-    rubrics: RubricsOpt = None,
-    config: ConfigOpt = None,
-    explorer: ExplorerOpt = None,
-    selectors: SelectorsOpt = None,
-    seed: SeedOpt = None,
-    restart: RestartOpt = False,
-    trajectories: TrajOpt = True,
-) -> None:
-    """Only write the rubrics (rubrics/<instance_id>/rubrics.yaml)."""
-    _run_stages(
-        ("explore",),
-        tasks, out, rubrics, config, explorer, selectors, seed, restart, trajectories, True,
-    )  # fmt: skip
-
-
-@app.command()
-def judge(
-    tasks: TasksOpt,
-    out: OutOpt,
-    rubrics: RubricsOpt = None,
-    config: ConfigOpt = None,
-    explorer: ExplorerOpt = None,
-    selectors: SelectorsOpt = None,
-    seed: SeedOpt = None,
-    trajectories: TrajOpt = True,
-) -> None:
-    """Only judge every candidate against the rubrics already in the run folder (or --rubrics)."""
-    _run_stages(
+        "All stages: explore (or reuse rubrics), judge every candidate, rerank, report.",
+    )
+)
+app.command("explore")(
+    _command(("explore",), "Only write the rubrics (rubrics/<instance_id>/rubrics.yaml).")
+)
+app.command("judge")(
+    _command(
         ("judge",),
-        tasks, out, rubrics, config, explorer, selectors, seed, False, trajectories, True,
-    )  # fmt: skip
+        "Only judge every candidate against the rubrics already in the run folder (or --rubrics).",
+    )
+)
 
 
 @app.command()
@@ -204,7 +267,7 @@ def report(
     tasks: Annotated[
         Path | None, typer.Option("--tasks", help="Also rewrite selections.jsonl from these tasks.")
     ] = None,
-    quiet: QuietOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False,
 ) -> None:
     """Recompute report.json and report.md from a run folder's files."""
     from agentic_rubrics.data import RunFolder, load_tasks
@@ -220,24 +283,17 @@ def report(
         typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
 
 
-@app.command()
-def demo(
+def _demo(
     out: Annotated[
         Path | None, typer.Option("--out", help="Run folder (default: a new one under ./runs).")
     ] = None,
-    rubrics: RubricsOpt = None,
-    config: ConfigOpt = None,
-    explorer: ExplorerOpt = None,
-    selectors: SelectorsOpt = None,
-    seed: SeedOpt = None,
-    restart: RestartOpt = False,
-    trajectories: TrajOpt = True,
-    quiet: QuietOpt = False,
+    **kwargs: Any,
 ) -> None:
     """`run` on the bundled example tasks, into a fresh folder under the current directory."""
     import time
 
     from agentic_rubrics.bundled import write_tasks_jsonl
+    from agentic_rubrics.exceptions import AgenticRubricsError
 
     if out is None:
         out = Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
@@ -245,17 +301,16 @@ def demo(
         while out.exists():
             out = Path("runs") / time.strftime(f"demo-%Y%m%d-%H%M%S-{n}")
             n += 1
-    from agentic_rubrics.exceptions import AgenticRubricsError
-
     try:
         tasks = write_tasks_jsonl(out / "demo_tasks.jsonl")
     except AgenticRubricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
-    _run_stages(
-        ("explore", "judge", "report"),
-        tasks, out, rubrics, config, explorer, selectors, seed, restart, trajectories, quiet,
-    )  # fmt: skip
+    _run_stages(("explore", "judge", "report"), tasks, out, _options(**kwargs))
+
+
+_copy_signature(_demo, _options, ["out"])
+app.command("demo")(_demo)
 
 
 def main() -> None:

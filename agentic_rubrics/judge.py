@@ -1,19 +1,29 @@
 """Judges: one verdict per rubric item for one candidate.
 
 Items with a ``check`` are always decided by the check (``checked``) and never go to a model. The
-checks-only judge leaves every other item ``missing: not_configured``: without a model, nothing else
-can honestly decide them.
+checks-only judge leaves every other item ``missing: not_configured``. The LLM judge asks a model
+about the other items — by default all of a candidate's items in one call — and never invents a score:
+an item the model did not answer with 0/1/true/false is ``missing`` with the reason.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import asyncio
+import json
+import logging
+import random
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentic_rubrics import Judge
 from agentic_rubrics.checks import check_verdicts
-from agentic_rubrics.types import Rubric, Verdict
+from agentic_rubrics.exceptions import BudgetExceeded
+from agentic_rubrics.llm import LLM, CallFailed, LLMConfig
+from agentic_rubrics.patch import is_empty_patch, patch_hash
+from agentic_rubrics.prompts import Prompt, load_prompt
+from agentic_rubrics.types import Axis, Completion, Rubric, RubricItem, Verdict
+
+log = logging.getLogger(__name__)
 
 
 class JudgeConfig(BaseModel):
@@ -21,15 +31,17 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["checks"] = "checks"
-    """``checks``: deterministic checks only; items without a check stay ``missing: not_configured``."""
-    concurrency: int = Field(default=8, ge=1)
-    """Candidates judged at the same time within one task."""
-
-
-def make_judge(config: JudgeConfig) -> Judge:
-    """The judge a configuration names."""
-    return ChecksJudge()
+    kind: Literal["checks", "llm"] = "checks"
+    """``checks``: deterministic checks only (items without a check stay ``missing: not_configured``);
+    ``llm``: a model decides the items without a check."""
+    model: LLMConfig | None = None
+    """The judge model (required for ``llm``)."""
+    items_per_call: int = Field(default=0, ge=0)
+    """Items per model call: 0 = all of a candidate's items in one call, 1 = one item per call."""
+    repeats: int = Field(default=1, ge=1, le=25)
+    """Times each candidate is judged; the verdict is the majority, a tie is ``split_vote``."""
+    concurrency: int = Field(default=16, ge=1)
+    """Candidates of one task judged at the same time (the model's own limit applies on top)."""
 
 
 def missing_verdicts(
@@ -43,20 +55,32 @@ def missing_verdicts(
 ) -> list[Verdict]:
     """``missing`` verdicts with one reason for every item not in ``skip``."""
     return [
-        Verdict(
-            instance_id=instance_id,
-            candidate_id=candidate_id,
-            item_id=item.id,
-            axis=axis,
-            weight=item.weight,
-            origin="missing",
-            value=None,
-            reason=reason,
-            repeat=repeat,
-        )
+        _verdict(instance_id, candidate_id, axis, item, None, reason, repeat)
         for axis, item in rubric.items()
         if item.id not in skip
     ]
+
+
+def _verdict(
+    instance_id: str,
+    candidate_id: str,
+    axis: Axis,
+    item: RubricItem,
+    value: int | None,
+    reason: str | None,
+    repeat: int,
+) -> Verdict:
+    return Verdict(
+        instance_id=instance_id,
+        candidate_id=candidate_id,
+        item_id=item.id,
+        axis=axis,
+        weight=item.weight,
+        origin="missing" if value is None else "judged",
+        value=cast(Literal[0, 1] | None, value),
+        reason=reason if value is None else None,
+        repeat=repeat,
+    )
 
 
 class ChecksJudge:
@@ -87,3 +111,183 @@ class ChecksJudge:
             )
         }
         return [checked.get(item.id) or rest[item.id] for _, item in rubric.items()]
+
+
+# --------------------------------------------------------------------------- reading replies
+
+
+def last_json_object(text: str) -> dict[str, Any] | None:
+    """The last top-level JSON object in a reply (bare or inside a fenced block), or ``None``."""
+    decoder = json.JSONDecoder()
+    found: dict[str, Any] | None = None
+    i = text.find("{")
+    while i != -1:
+        try:
+            obj, end = decoder.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(obj, dict):
+            found = obj
+            i = text.find("{", end)
+        else:
+            i = text.find("{", i + 1)
+    return found
+
+
+def binary(value: Any) -> int | None:
+    """0/1 from 0, 1, true or false; anything else (2, "yes", "1", null) is not a verdict."""
+    if value is True or value is False:
+        return int(value)
+    if type(value) is int and value in (0, 1):
+        return value
+    return None
+
+
+def read_reply(
+    completion: Completion, item_ids: list[str]
+) -> tuple[dict[str, int], dict[str, str], list[str]]:
+    """Values for the requested ids, reasons for the ones without a value, and extra ids answered.
+
+    Ids the reply does not mention at all are left out of both maps (the judge asks again).
+    """
+
+    def every(reason: str) -> tuple[dict[str, int], dict[str, str], list[str]]:
+        return {}, dict.fromkeys(item_ids, reason), []
+
+    if completion.finish_reason == "length":
+        return every("truncated")
+    if completion.refusal or completion.finish_reason == "content_filter":
+        return every("refusal")
+    text = completion.content or ""
+    if not text.strip():
+        return every("empty_reply")
+    obj = last_json_object(text)
+    if obj is None:
+        return every("unparsable_reply")
+    values: dict[str, int] = {}
+    reasons: dict[str, str] = {}
+    for item_id in item_ids:
+        if item_id not in obj:
+            continue
+        value = binary(obj[item_id])
+        if value is None:
+            reasons[item_id] = "invalid_value"
+        else:
+            values[item_id] = value
+    extra = sorted(str(k) for k in obj if k not in item_ids)
+    return values, reasons, extra
+
+
+_FAILURE_REASON = {
+    "transient": "provider_error",
+    "bad_request": "provider_error",
+    "context_window": "context_window",
+    "refusal": "refusal",
+    "budget": "budget",
+}
+
+
+# --------------------------------------------------------------------------- the LLM judge
+
+
+class LLMJudge:
+    """Asks a model about every item without a check; checks decide the rest.
+
+    ``extra_ids`` counts answers for ids nobody asked about (ignored, and logged).
+    """
+
+    def __init__(self, llm: LLM, config: JudgeConfig, *, seed: int = 0) -> None:
+        self.llm = llm
+        self.config = config
+        self.seed = seed
+        self.prompt: Prompt = load_prompt("judge")
+        self.name = f"{llm.name} + {self.prompt.ref}"
+        self.extra_ids = 0
+
+    def _order(self, items: list[tuple[Axis, RubricItem]], patch: str, repeat: int) -> None:
+        if repeat == 0:
+            return  # the rubric's own order; repeats shuffle, so position effects show as flakiness
+        rng = random.Random(f"{self.seed}:{patch_hash(patch)}:{repeat}")
+        rng.shuffle(items)
+
+    async def _ask(
+        self, issue: str, items: list[tuple[Axis, RubricItem]], patch: str, repeat: int, task: str
+    ) -> tuple[dict[str, int], dict[str, str]]:
+        """One call about ``items``; returns values and missing reasons (unanswered ids in neither)."""
+        ids = [item.id for _, item in items]
+        messages = self.prompt.messages(
+            issue=issue,
+            items=[
+                {"id": i.id, "axis": a, "weight": i.weight, "description": i.description}
+                for a, i in items
+            ],
+            patch=patch,
+            item_ids=ids,
+        )
+        try:
+            completion = await self.llm.complete(messages, repeat=repeat, phase="judge", task=task)
+        except BudgetExceeded:
+            return {}, dict.fromkeys(ids, "budget")
+        except CallFailed as failure:
+            log.warning("judge call failed for %s (%s): %s", task, failure.kind, failure)
+            return {}, dict.fromkeys(ids, _FAILURE_REASON.get(failure.kind, "provider_error"))
+        values, reasons, extra = read_reply(completion, ids)
+        if extra:
+            self.extra_ids += len(extra)
+            log.info("judge answered %d id(s) nobody asked about for %s", len(extra), task)
+        return values, reasons
+
+    async def judge(
+        self,
+        *,
+        instance_id: str,
+        issue: str,
+        rubric: Rubric,
+        candidate_id: str,
+        patch: str,
+        repeat: int = 0,
+    ) -> list[Verdict]:
+        """Exactly one verdict per item, in rubric order."""
+        checked = check_verdicts(rubric, patch, instance_id=instance_id, candidate_id=candidate_id)
+        todo = [(a, i) for a, i in rubric.items() if i.id not in checked]
+        values: dict[str, int] = {}
+        reasons: dict[str, str] = {}
+        if todo and is_empty_patch(patch):
+            reasons = dict.fromkeys((i.id for _, i in todo), "empty_patch")  # never sent
+        elif todo:
+            self._order(todo, patch, repeat)
+            size = self.config.items_per_call or len(todo)
+            batches = [todo[start : start + size] for start in range(0, len(todo), size)]
+            for got, why in await asyncio.gather(
+                *(self._ask(issue, b, patch, repeat, instance_id) for b in batches)
+            ):
+                values.update(got)
+                reasons.update(why)
+            # ids the model skipped are asked again, once, alone
+            skipped = [(a, i) for a, i in todo if i.id not in values and i.id not in reasons]
+            for got, why in await asyncio.gather(
+                *(self._ask(issue, [x], patch, repeat, instance_id) for x in skipped)
+            ):
+                values.update(got)
+                reasons.update(why)
+            for _, item in skipped:
+                if item.id not in values and item.id not in reasons:
+                    reasons[item.id] = "skipped_by_judge"
+        out = []
+        for axis, item in rubric.items():
+            if item.id in checked:
+                out.append(checked[item.id].model_copy(update={"repeat": repeat}))
+            else:
+                out.append(
+                    _verdict(
+                        instance_id,
+                        candidate_id,
+                        axis,
+                        item,
+                        values.get(item.id),
+                        reasons.get(item.id),
+                        repeat,
+                    )
+                )
+        return out

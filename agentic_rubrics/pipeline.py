@@ -8,103 +8,35 @@ and judges get the task's public view only (no labels, no candidate sources, no 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
+import logging
+import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import SecretStr
 
 from agentic_rubrics import Judge
+from agentic_rubrics.config import RunConfig, load_config
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, load_tasks
 from agentic_rubrics.exceptions import AgenticRubricsError, ConfigError, JudgeError, RubricError
-from agentic_rubrics.explore import Explorer, ExplorerConfig, make_explorer
-from agentic_rubrics.judge import JudgeConfig, make_judge
+from agentic_rubrics.explore import Explorer, make_explorer
+from agentic_rubrics.judge import ChecksJudge, LLMJudge
+from agentic_rubrics.llm import LLM, Ledger
 from agentic_rubrics.patch import is_empty_patch, patch_hash
-from agentic_rubrics.rerank import SELECTORS, self_consistency_ranking
+from agentic_rubrics.rerank import PatchClassifier, self_consistency_ranking
 from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml, write_rubric
-from agentic_rubrics.scoring import DecisionPolicy
 from agentic_rubrics.types import SCHEMA, Rubric, Task
+
+__all__ = ["RunConfig", "load_config", "run", "run_async", "write_report"]
+
+log = logging.getLogger(__name__)
 
 ProgressHook = Callable[[str, str], None]
 """Called as ``hook(event, instance_id)`` with events ``explored``, ``judged``, ``skipped``."""
-
-
-class RunConfig(BaseModel):
-    """The whole configuration of a run; its hash guards resuming."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    explorer: ExplorerConfig = Field(default_factory=ExplorerConfig)
-    """How rubrics are written."""
-    judge: JudgeConfig = Field(default_factory=JudgeConfig)
-    """How candidates are judged."""
-    policy: DecisionPolicy = Field(default_factory=DecisionPolicy)
-    """Thresholds for decisions."""
-    selectors: list[str] = Field(default_factory=lambda: ["rubric", "self_consistency", "random"])
-    """Selectors compared in the report; the first one writes selections.jsonl."""
-    rubrics_dir: str | None = None
-    """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
-    seed: int = 0
-    """Seed of the tie-break and of the bootstrap."""
-    max_k: int = Field(default=16, ge=1)
-    """Largest K reported for Best@K."""
-    bootstrap_resamples: int = Field(default=1000, ge=0)
-    """Resamples of the 95% intervals (0 turns them off)."""
-    task_concurrency: int = Field(default=4, ge=1)
-    """Tasks explored and judged at the same time (does not change results)."""
-    trajectories: bool = True
-    """Write exploration trajectories to trajectories/ (does not change results)."""
-
-    @field_validator("selectors")
-    @classmethod
-    def _known_selectors(cls, value: list[str]) -> list[str]:
-        unknown = [s for s in value if s not in SELECTORS]
-        if unknown or not value or len(set(value)) != len(value):
-            raise ValueError(
-                f"selectors must be distinct names among {', '.join(SELECTORS)}; got {value}"
-            )
-        return value
-
-    def content_hash(self) -> str:
-        """Hash of every setting that can change a result."""
-        data = self.model_dump(mode="json", exclude={"task_concurrency", "trajectories"})
-        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
-        return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
-
-
-def load_config(path: Path | None, **overrides: Any) -> RunConfig:
-    """A RunConfig from a YAML file (optional) with command-line overrides on top.
-
-    Raises:
-        ConfigError: the file is unreadable or a field is unknown or invalid (named with the file).
-    """
-    data: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: {exc}") from exc
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: expected a mapping of settings")
-        data = loaded
-    for key, value in overrides.items():
-        if value is None:
-            continue
-        section, _, field = key.partition("__")
-        if field:
-            data.setdefault(section, {})[field] = value
-        else:
-            data[key] = value
-    try:
-        return RunConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"{path or 'configuration'}: {where}: {err['msg']}") from exc
 
 
 # --------------------------------------------------------------------------- stages
@@ -214,62 +146,145 @@ async def _explore(
         await sandbox.close()
 
 
+@dataclass
+class RunContext:
+    """What every task of a run shares: the judge, the models, their budget and concurrency."""
+
+    config: RunConfig
+    folder: RunFolder
+    explorer: Explorer
+    judge: Judge
+    ledger: Ledger
+    classifier: PatchClassifier | None = None
+    models: list[LLM] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, config: RunConfig, folder: RunFolder, api_key: str | None) -> RunContext:
+        ledger = Ledger(max_cost_usd=config.max_cost_usd)
+        ctx = cls(config, folder, make_explorer(config.explorer), ChecksJudge(), ledger)
+        if config.judge.kind == "llm" and config.judge.model is not None:
+            llm = LLM(
+                config.judge.model,
+                api_key=SecretStr(api_key) if api_key else None,
+                cache_dir=folder.root / "cache" / "llm",
+                ledger=ledger,
+            )
+            ctx.models.append(llm)
+            ctx.judge = LLMJudge(llm, config.judge, seed=config.seed)
+            if "patch_classifier" in config.selectors:
+                ctx.classifier = PatchClassifier(llm)
+        return ctx
+
+    async def aclose(self) -> None:
+        for llm in self.models:
+            await llm.aclose()
+
+
+def _generator_warning(task: Task, model: str) -> int:
+    """Candidates whose source names the judge model (judging your own output inflates scores)."""
+    base = re.sub(r"[^a-z0-9]", "", model.rsplit("/", 1)[-1].lower())
+    if len(base) < 4:
+        return 0
+    return sum(
+        1
+        for c in task.candidates
+        if c.source and base in re.sub(r"[^a-z0-9]", "", c.source.lower())
+    )
+
+
 async def judge_task(
-    task: Task, rubric: Rubric | None, judge: Judge, concurrency: int
+    task: Task, rubric: Rubric | None, judge: Judge, *, repeats: int, concurrency: int
 ) -> list[dict[str, Any]]:
-    """Verdict rows for every candidate (none when the rubric failed: scoring says rubric_error)."""
+    """Verdict rows for every candidate (none when the rubric failed: scoring says rubric_error).
+
+    Identical patches (after normalising white space and index lines) are judged once and share
+    their verdicts. Checked items are recorded once (repeat 0): they cannot vary.
+    """
     if rubric is None:
         return []
     limit = asyncio.Semaphore(concurrency)
-    item_ids = [i.id for _, i in rubric.items()]
+    item_ids = sorted(i.id for _, i in rubric.items())
+    groups: dict[str, list[str]] = {}
+    patches: dict[str, str] = {}
+    for c in task.candidates:
+        key = patch_hash(c.patch)
+        groups.setdefault(key, []).append(c.id)
+        patches.setdefault(key, c.patch)
 
-    async def one(candidate_id: str, patch: str) -> list[dict[str, Any]]:
+    async def one(key: str, repeat: int) -> list[dict[str, Any]]:
+        first = groups[key][0]
         async with limit:
             verdicts = await judge.judge(
                 instance_id=task.instance_id,
                 issue=task.problem_statement,
                 rubric=rubric,
-                candidate_id=candidate_id,
-                patch=patch,
+                candidate_id=first,
+                patch=patches[key],
+                repeat=repeat,
             )
-        if sorted(v.item_id for v in verdicts) != sorted(item_ids):
+        if sorted(v.item_id for v in verdicts) != item_ids:
             raise JudgeError(
                 f"{judge.name} returned verdicts for {sorted(v.item_id for v in verdicts)},"
-                f" expected exactly the rubric's items {sorted(item_ids)}"
+                f" expected exactly the rubric's items {item_ids}"
             )
-        return [v.to_row() for v in verdicts]
+        rows = [v.to_row() for v in verdicts if repeat == 0 or v.origin != "checked"]
+        return [{**r, "candidate_id": cid} for cid in groups[key] for r in rows]
 
-    per_candidate = await asyncio.gather(*(one(c.id, c.patch) for c in task.candidates))
-    return [row for rows in per_candidate for row in rows]
+    jobs = [one(key, r) for key in groups for r in range(repeats)]
+    order = {c.id: n for n, c in enumerate(task.candidates)}
+    rows = [row for part in await asyncio.gather(*jobs) for row in part]
+    return sorted(rows, key=lambda r: (order[r["candidate_id"]], r["repeat"]))
 
 
-async def process_task(
-    task: Task,
-    config: RunConfig,
-    folder: RunFolder,
-    explorer: Explorer,
-    judge: Judge,
-    hook: ProgressHook | None = None,
-) -> None:
+async def process_task(task: Task, ctx: RunContext, hook: ProgressHook | None = None) -> None:
     """Explore (or reuse) and judge one task, then record it as finished."""
     started = time.monotonic()
+    config = ctx.config
     public = task.public()
-    rubric, status = await obtain_rubric(public, config, folder, explorer)
+    rubric, status = await obtain_rubric(public, config, ctx.folder, ctx.explorer)
     if hook:
         hook("explored", task.instance_id)
-    rows = await judge_task(public, rubric, judge, config.judge.concurrency)
+    repeats = config.judge.repeats if config.judge.kind == "llm" else 1
+    rows = await judge_task(
+        public, rubric, ctx.judge, repeats=repeats, concurrency=config.judge.concurrency
+    )
     baselines: dict[str, dict[str, float | None]] = {}
     if "self_consistency" in config.selectors:
         baselines["self_consistency"] = self_consistency_ranking(
             {c.id: c.patch for c in public.candidates}
         )
+    if ctx.classifier is not None:
+        unique = {patch_hash(c.patch): c.patch for c in public.candidates}
+        keys = list(unique)
+        probs = await asyncio.gather(
+            *(
+                ctx.classifier.score(public.problem_statement, unique[k], task=task.instance_id)
+                for k in keys
+            )
+        )
+        by_key = dict(zip(keys, probs, strict=True))
+        baselines["patch_classifier"] = {
+            c.id: by_key[patch_hash(c.patch)] for c in public.candidates
+        }
+    own_output = 0
+    if config.judge.model is not None:
+        # sources are read only to warn; they never reach a judge or a score
+        own_output = _generator_warning(task, config.judge.model.model)
+        if own_output:
+            log.warning(
+                "%s: the judge model %s also generated %d candidate(s); its scores may be inflated",
+                task.instance_id,
+                config.judge.model.model,
+                own_output,
+            )
     progress = {
         "schema": SCHEMA,
         "instance_id": task.instance_id,
         "repo": task.repo,
         "base_commit": task.base_commit,
         "explorer": config.explorer.kind if config.rubrics_dir is None else "reused",
-        "judge": judge.name,
+        "judge": ctx.judge.name,
+        "repeats": repeats,
         "rubric": {k: status.get(k) for k in ("status", "reason", "hash", "source", "items")},
         "candidates": [
             {
@@ -282,10 +297,11 @@ async def process_task(
         ],
         "baselines": baselines,
         "verdict_rows": len(rows),
-        "cost": {"usd": 0.0, "calls": 0, "unknown_cost_calls": 0},
+        "judge_generated_candidates": own_output,
+        "cost": ctx.ledger.for_task(task.instance_id),
         "seconds": round(time.monotonic() - started, 3),
     }
-    folder.record_task(rows, progress)
+    ctx.folder.record_task(rows, progress)
     if hook:
         hook("judged", task.instance_id)
 
@@ -298,8 +314,12 @@ async def run_async(
     restart: bool = False,
     stages: tuple[str, ...] = ("explore", "judge", "report"),
     hook: ProgressHook | None = None,
+    api_key: str | None = None,
 ) -> dict[str, Any] | None:
-    """Run the stages over every task of ``tasks_file`` into ``out``; return the report if made."""
+    """Run the stages over every task of ``tasks_file`` into ``out``; return the report if made.
+
+    ``api_key`` is used for model calls and never written anywhere.
+    """
     tasks = load_tasks(tasks_file)
     folder = RunFolder(out)
     folder.open(
@@ -307,43 +327,44 @@ async def run_async(
         config.content_hash(),
         restart=restart,
     )
-    explorer = make_explorer(config.explorer)
-    judge = make_judge(config.judge)
+    ctx = RunContext.build(config, folder, api_key)
     limit = asyncio.Semaphore(config.task_concurrency)
+    try:
+        if "judge" in stages:
+            done = folder.progress()
+            todo = [t for t in tasks if t.instance_id not in done]
+            if "explore" not in stages:
+                unexplored = [
+                    t.instance_id
+                    for t in todo
+                    if not folder.rubric_status_path(t.instance_id).exists()
+                    and config.rubrics_dir is None
+                ]
+                if unexplored:
+                    raise ConfigError(
+                        f"{len(unexplored)} task(s) have no rubric yet (e.g. {unexplored[0]});"
+                        " run 'explore' first or pass --rubrics DIR"
+                    )
+            for t in tasks:
+                if t.instance_id in done and hook:
+                    hook("skipped", t.instance_id)
 
-    if "judge" in stages:
-        done = folder.progress()
-        todo = [t for t in tasks if t.instance_id not in done]
-        if "explore" not in stages:
-            unexplored = [
-                t.instance_id
-                for t in todo
-                if not folder.rubric_status_path(t.instance_id).exists()
-                and config.rubrics_dir is None
-            ]
-            if unexplored:
-                raise ConfigError(
-                    f"{len(unexplored)} task(s) have no rubric yet (e.g. {unexplored[0]});"
-                    " run 'explore' first or pass --rubrics DIR"
-                )
-        for t in tasks:
-            if t.instance_id in done and hook:
-                hook("skipped", t.instance_id)
+            async def guarded(task: Task) -> None:
+                async with limit:
+                    await process_task(task, ctx, hook)
 
-        async def guarded(task: Task) -> None:
-            async with limit:
-                await process_task(task, config, folder, explorer, judge, hook)
+            await asyncio.gather(*(guarded(t) for t in todo))
+        elif "explore" in stages:
 
-        await asyncio.gather(*(guarded(t) for t in todo))
-    elif "explore" in stages:
+            async def explore_only(task: Task) -> None:
+                async with limit:
+                    await obtain_rubric(task.public(), config, folder, ctx.explorer)
+                    if hook:
+                        hook("explored", task.instance_id)
 
-        async def explore_only(task: Task) -> None:
-            async with limit:
-                await obtain_rubric(task.public(), config, folder, explorer)
-                if hook:
-                    hook("explored", task.instance_id)
-
-        await asyncio.gather(*(explore_only(t) for t in tasks))
+            await asyncio.gather(*(explore_only(t) for t in tasks))
+    finally:
+        await ctx.aclose()
     if "report" not in stages:
         return None
     return write_report(folder, tasks)
@@ -382,8 +403,17 @@ def run(
     restart: bool = False,
     stages: tuple[str, ...] = ("explore", "judge", "report"),
     hook: ProgressHook | None = None,
+    api_key: str | None = None,
 ) -> dict[str, Any] | None:
     """Synchronous :func:`run_async` (the library's main entry point)."""
     return asyncio.run(
-        run_async(tasks_file, out, config or RunConfig(), restart=restart, stages=stages, hook=hook)
+        run_async(
+            tasks_file,
+            out,
+            config or RunConfig(),
+            restart=restart,
+            stages=stages,
+            hook=hook,
+            api_key=api_key,
+        )
     )

@@ -33,6 +33,7 @@ class TaskResult:
     rubric: Rubric | None
     scores: dict[str, CandidateScore]
     labels: dict[str, bool | None]
+    verdicts: list[Verdict] = field(default_factory=list)
     rankings: dict[str, Ranking] = field(default_factory=dict)
     picks: dict[str, Selection] = field(default_factory=dict)
 
@@ -77,6 +78,7 @@ def load_results(
             rubric=rubric,
             scores=scores,
             labels={c["id"]: c.get("resolved") for c in progress["candidates"]},
+            verdicts=verdicts,
         )
         for name in selectors:
             result.rankings[name] = ranking_for(name, result)
@@ -183,7 +185,6 @@ def build_report(folder: RunFolder, *, n_resamples: int | None = None) -> dict[s
     items_total = sum(s.items_total for s in all_scores)
     weight_total = sum(s.weight_total for s in all_scores)
     n_candidates = len(all_scores)
-    cost = [t.progress.get("cost", {}) for t in results]
 
     report: dict[str, Any] = {
         "schema": SCHEMA,
@@ -238,20 +239,87 @@ def build_report(folder: RunFolder, *, n_resamples: int | None = None) -> dict[s
         "random_at_k": metrics.mean(
             metrics.random_at_k([int(bool(v)) for v in t.labels.values()]) for t in labelled
         ),
-        "flakiness": None,
-        "selection_changes_between_repeats": None,
-        "cost": {
-            "usd": sum(c.get("usd") or 0.0 for c in cost),
-            "usd_unknown_calls": sum(c.get("unknown_cost_calls", 0) for c in cost),
-            "calls": sum(c.get("calls", 0) for c in cost),
-        },
+        **repeat_stability(results, policy, cfg["seed"]),
+        "cost": cost_summary(results),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
     return report
 
 
+def repeat_stability(
+    results: list[TaskResult], policy: DecisionPolicy, seed: int
+) -> dict[str, Any]:
+    """Flakiness over repeated model verdicts, and how often the rubric's pick changes by repeat.
+
+    Identical patches share their verdicts, so each (task, patch, item) counts once. Checked items
+    never vary and are left out.
+    """
+    series: dict[tuple[str, str, str], dict[int, int | None]] = {}
+    changed = with_repeats = 0
+    for t in results:
+        repeats = int(t.progress.get("repeats", 1))
+        if repeats < 2:
+            continue
+        hashes = {c["id"]: c["patch_hash"] for c in t.progress["candidates"]}
+        for v in t.verdicts:
+            if v.origin == "checked" or v.reason == "empty_patch":
+                continue
+            series.setdefault((t.instance_id, hashes[v.candidate_id], v.item_id), {})[v.repeat] = (
+                v.value
+            )
+        if t.rubric is None:
+            continue
+        with_repeats += 1
+        picks = set()
+        for r in range(repeats):
+            scores = {}
+            for cand in t.progress["candidates"]:
+                cid = cand["id"]
+                rows = [
+                    v
+                    for v in t.verdicts
+                    if v.candidate_id == cid and (v.repeat == r or v.origin == "checked")
+                ]
+                scores[cid] = score_candidate(
+                    t.rubric, rows, instance_id=t.instance_id, candidate_id=cid,
+                    empty_patch=cand["empty"], policy=policy,
+                )  # fmt: skip
+            picks.add(select(t.instance_id, rubric_ranking(scores), "rubric", seed).candidate_id)
+        changed += len(picks) > 1
+    return {
+        "flakiness": metrics.flakiness(list(s.values()) for s in series.values()),
+        "flakiness_items": sum(
+            1 for s in series.values() if sum(v is not None for v in s.values()) >= 2
+        ),
+        "selection_changes_between_repeats": _rate(changed, with_repeats) if with_repeats else None,
+    }
+
+
+_COST_FIELDS = (
+    "calls", "cached_calls", "failed_calls", "prompt_tokens", "completion_tokens", "usd",
+    "unknown_cost_calls",
+)  # fmt: skip
+
+
+def cost_summary(results: list[TaskResult]) -> dict[str, Any]:
+    """Calls, tokens and dollars by phase, in total and per task (known dollars only)."""
+    by_phase: dict[str, dict[str, float]] = {}
+    for t in results:
+        for phase, counts in (t.progress.get("cost") or {}).items():
+            into = by_phase.setdefault(phase, dict.fromkeys(_COST_FIELDS, 0))
+            for key in _COST_FIELDS:
+                into[key] += counts.get(key, 0)
+    total = {key: sum(p[key] for p in by_phase.values()) for key in _COST_FIELDS}
+    return {
+        **total,
+        "usd_per_task": total["usd"] / len(results) if results else None,
+        "by_phase": by_phase,
+    }
+
+
 def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
     return {
+        "cost": t.progress.get("cost") or {},
         "instance_id": t.instance_id,
         "base_commit": t.progress.get("base_commit"),
         "rubric": {k: t.progress["rubric"].get(k) for k in ("status", "reason", "hash")},
@@ -285,6 +353,35 @@ def _fmt(x: float | None, ci: list[float] | None = None) -> str:
 def _pct(rate: dict[str, Any]) -> str:
     v = rate["value"]
     return f"{rate['n']}/{rate['of']}" + ("" if v is None else f" ({100 * v:.1f}%)")
+
+
+def _repeat_lines(report: dict[str, Any]) -> list[str]:
+    change = report["selection_changes_between_repeats"]
+    if change is None:
+        return []
+    return [
+        f"- Judged items with repeats: {report['flakiness_items']}; the rubric's pick changes between"
+        f" repeats in {_pct(change)} tasks"
+    ]
+
+
+def _cost_lines(cost: dict[str, Any], tasks: int) -> list[str]:
+    lines = [
+        f"- Cost: ${cost['usd']:.4f} (${(cost['usd_per_task'] or 0):.4f} per task) over"
+        f" {int(cost['calls'])} model calls ({int(cost['cached_calls'])} more served from the cache,"
+        f" {int(cost['failed_calls'])} failed); {int(cost['prompt_tokens'])} prompt and"
+        f" {int(cost['completion_tokens'])} completion tokens"
+    ]
+    if cost["unknown_cost_calls"]:
+        lines.append(
+            f"- {int(cost['unknown_cost_calls'])} calls could not be priced: the dollar figure leaves them out"
+        )
+    for phase, c in sorted(cost["by_phase"].items()):
+        lines.append(
+            f"  - {phase}: {int(c['calls'])} calls, ${c['usd']:.4f}, "
+            f"{int(c['prompt_tokens'] + c['completion_tokens'])} tokens"
+        )
+    return lines
 
 
 def render_markdown(report: dict[str, Any]) -> str:
@@ -365,12 +462,8 @@ def render_markdown(report: dict[str, Any]) -> str:
         "",
         f"- Flakiness: {_fmt(report['flakiness'])}"
         + (" (nothing was judged more than once)" if report["flakiness"] is None else ""),
-        f"- Cost: ${report['cost']['usd']:.4f} over {report['cost']['calls']} model calls"
-        + (
-            f" ({report['cost']['usd_unknown_calls']} calls could not be priced)"
-            if report["cost"]["usd_unknown_calls"]
-            else ""
-        ),
+        *_repeat_lines(report),
+        *_cost_lines(report["cost"], report["counts"]["tasks"]),
         "",
         "## Tasks",
         "",

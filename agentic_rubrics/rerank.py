@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import math
+import re
 from collections.abc import Mapping
+from typing import Any
 
-from agentic_rubrics.types import CandidateScore, Selection
+from agentic_rubrics.patch import is_empty_patch
+from agentic_rubrics.types import CandidateScore, Completion, Selection
 
 Ranking = dict[str, float | None]
 
@@ -21,6 +25,7 @@ SELECTORS: dict[str, str] = {
     "rubric": "S from the rubric's verdicts, by the ranking tiers (empty < no verdict < failed gate < inconclusive < scored)",
     "random": "every candidate tied: a uniform pick (expected Best@K = Random@K)",
     "self_consistency": "mean difflib similarity of a candidate's changed lines to the other candidates'",
+    "patch_classifier": "a model's P(YES) that the patch resolves the issue, from the issue alone (needs a model)",
 }
 """The selectors a run can compare, name -> what ranks the candidates."""
 
@@ -100,3 +105,68 @@ def self_consistency_ranking(patches: Mapping[str, str]) -> Ranking:
         others = [sims[(a, b)] for b in ids if b != a]
         out[a] = sum(others) / len(others) if others else None
     return out
+
+
+# --------------------------------------------------------------------------- the patch classifier
+
+_ANSWER = re.compile(r"^\s*\**\s*(YES|NO)\b[\s:,*-]*([01](?:\.\d+)?|\.\d+)?", re.I | re.M)
+
+
+def yes_probability(completion: Completion) -> float | None:
+    """P(the patch resolves the issue) from a YES/NO answer.
+
+    From the first token's log-probabilities when the provider returns them (normalised over the YES
+    and NO alternatives); otherwise from the probability written after YES/NO; otherwise 1 or 0 from
+    the bare answer. ``None`` when the reply holds no answer.
+    """
+    if completion.logprobs:
+        first = completion.logprobs[0]
+        alternatives = first.get("top_logprobs") or [first]
+        yes = no = 0.0
+        for alt in alternatives:
+            token = str(alt.get("token", "")).strip().upper()
+            p = math.exp(float(alt.get("logprob", -math.inf)))
+            if token.startswith("YES") or token == "Y":
+                yes += p
+            elif token.startswith("NO") or token == "N":
+                no += p
+        if yes + no > 0:
+            return yes / (yes + no)
+    match = _ANSWER.search(completion.content or "")
+    if match is None:
+        return None
+    if match.group(2) is not None:
+        return min(1.0, max(0.0, float(match.group(2))))
+    return 1.0 if match.group(1).upper() == "YES" else 0.0
+
+
+class PatchClassifier:
+    """The patch-classifier baseline: the model judges a patch from the issue alone (no rubric)."""
+
+    def __init__(self, llm: Any) -> None:
+        from agentic_rubrics.prompts import load_prompt
+
+        self.llm = llm
+        self.prompt = load_prompt("patch_classifier")
+
+    async def score(self, issue: str, patch: str, *, task: str) -> float | None:
+        """P(YES) for one patch; ``None`` for an empty patch or a failed or unreadable answer."""
+        from agentic_rubrics.exceptions import BudgetExceeded
+        from agentic_rubrics.llm import CallFailed
+
+        if is_empty_patch(patch):
+            return None
+        messages = self.prompt.messages(issue=issue, patch=patch)
+        try:
+            completion = await self.llm.complete(
+                messages,
+                phase="classifier",
+                task=task,
+                logprobs=True,
+                top_logprobs=5,
+                max_tokens=16,
+                drop_params=True,  # providers without logprobs: fall back to the written answer
+            )
+        except (CallFailed, BudgetExceeded):
+            return None
+        return yes_probability(completion)

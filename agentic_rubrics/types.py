@@ -55,6 +55,7 @@ MISSING_REASONS: Final[dict[str, str]] = {
     "truncated": "the judge's reply was cut off (finish_reason 'length')",
     "refusal": "the judge refused to answer",
     "provider_error": "the model provider failed after bounded retries",
+    "context_window": "the prompt did not fit the model's context window (not retried)",
     "split_vote": "repeated judgements tied",
     "budget": "the run's cost limit was reached before this item was judged",
     "empty_patch": "the candidate patch is empty; nothing was sent to the judge",

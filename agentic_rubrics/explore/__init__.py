@@ -11,6 +11,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics import Sandbox
+from agentic_rubrics.llm import LLMConfig
 from agentic_rubrics.types import Rubric, Task
 
 
@@ -23,6 +24,8 @@ class ExplorerConfig(BaseModel):
     """``static``: the rule-driven explorer over the repository (no model)."""
     command_timeout: float = Field(default=60.0, gt=0)
     """Seconds before one exploration command is killed."""
+    model: LLMConfig | None = None
+    """The explorer's model (for the model-driven explorers; the static explorer uses none)."""
 
 
 class Explorer(Protocol):

@@ -1,0 +1,492 @@
+"""The one door to litellm: every model call of the library goes through :class:`LLM`.
+
+What it guarantees, for any litellm model string (hosted APIs, or a local OpenAI-compatible server):
+
+- a timeout on every call; bounded retries (tenacity) on transient failures only — rate limits (honouring
+  ``Retry-After``), timeouts, 5xx, dropped connections; authentication and unknown-model errors abort the
+  run at once with a clear message; a context-window error fails that call without retrying;
+- tokens and cost per call; a model litellm cannot price has cost ``None`` (unknown), never 0;
+- a content-addressed response cache on disk (key: model, messages, parameters, repeat index), so a rerun
+  costs nothing, a resumed run sends no request twice, and repeats are never collapsed;
+- one concurrency limit and one cost budget shared by every task of a run.
+
+litellm is imported lazily (it is slow to import) with the local cost map, so importing it never
+reaches for the network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import json
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from agentic_rubrics.exceptions import BudgetExceeded, ModelError
+from agentic_rubrics.types import SCHEMA, Completion, Usage
+
+PLACEHOLDER_KEY = "no-key-needed-for-local-server"
+"""Sent as the API key when an ``api_base`` is given and no key exists anywhere (local servers)."""
+
+_LITELLM: Any = None
+
+
+def import_litellm() -> Any:
+    """Import litellm once, with the local cost map (no network at import) and quiet logging."""
+    global _LITELLM
+    if _LITELLM is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        _LITELLM = litellm
+    return _LITELLM
+
+
+class LLMConfig(BaseModel):
+    """One model and how to call it. The API key is never part of it (see :class:`LLM`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1)
+    """Any litellm model string, e.g. ``openai/gpt-4o-mini`` or ``hosted_vllm/Qwen3-32B``."""
+    api_base: str | None = None
+    """Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy)."""
+    timeout: float = Field(default=120.0, gt=0)
+    """Seconds before one call is abandoned (then retried, as a transient failure)."""
+    max_retries: int = Field(default=4, ge=0, le=20)
+    """Retries after the first attempt, for transient failures only."""
+    backoff_initial: float = Field(default=1.0, ge=0)
+    """First wait before a retry (seconds), doubled each time, with jitter."""
+    backoff_max: float = Field(default=60.0, ge=0)
+    """Longest wait between retries, also the cap on a server's Retry-After."""
+    concurrency: int = Field(default=16, ge=1)
+    """Calls in flight at once, shared by all tasks of a run."""
+    temperature: float | None = 0.0
+    """Sampling temperature (None: the provider's default)."""
+    max_tokens: int | None = Field(default=4096, ge=1)
+    """Cap on the reply length."""
+    extra_params: dict[str, Any] = Field(default_factory=dict)
+    """Passed through to litellm unchanged (e.g. ``top_p``, ``reasoning_effort``)."""
+    processes: int = Field(default=0, ge=0, le=64)
+    """0: call litellm in this process. N: run litellm in N worker processes (its per-call CPU cost
+    then stops limiting throughput); not for ``local/`` scripted models."""
+
+    def semantic_params(self) -> dict[str, Any]:
+        """The parameters that change an answer (part of the cache key and the config hash)."""
+        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        params.update(self.extra_params)
+        return {k: v for k, v in sorted(params.items()) if v is not None}
+
+
+# --------------------------------------------------------------------------- failures
+
+
+FailureKind = Literal[
+    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_request", "budget"
+]
+
+
+class CallFailed(Exception):
+    """A model call that did not produce a completion, classified once, for retry and reporting."""
+
+    def __init__(
+        self, kind: FailureKind, message: str, *, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+_AUTH_HINTS = (
+    "missing credentials",
+    "api_key client option must be set",
+    "no api key",
+    "api key not valid",
+    "invalid api key",
+    "incorrect api key",
+    "missing api key",
+    "no auth credentials",
+)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def classify(exc: BaseException) -> CallFailed:
+    """Turn whatever litellm (or the transport) raised into a :class:`CallFailed`."""
+    if isinstance(exc, CallFailed):
+        return exc
+    name = type(exc).__name__
+    names = {c.__name__ for c in type(exc).__mro__}
+    text = str(exc)
+    lower = text.lower()
+    short = text if len(text) < 400 else text[:400] + "..."
+    if (
+        "AuthenticationError" in names
+        or "PermissionDeniedError" in names
+        or any(h in lower for h in _AUTH_HINTS)
+    ):
+        return CallFailed("auth", short)
+    if "ContextWindowExceededError" in names:
+        return CallFailed("context_window", short)
+    if (
+        "NotFoundError" in names
+        or "LiteLLMUnknownProvider" in names
+        or ("BadRequestError" in names and "llm provider not provided" in lower)
+    ):
+        return CallFailed("unknown_model", short)
+    if "ContentPolicyViolationError" in names:
+        return CallFailed("refusal", short)
+    transient = {
+        "RateLimitError", "Timeout", "APITimeoutError", "APIConnectionError", "InternalServerError",
+        "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "ConnectionError",
+    }  # fmt: skip
+    status = getattr(exc, "status_code", None)
+    if names & transient or (isinstance(status, int) and status >= 500):
+        return CallFailed("transient", f"{name}: {short}", retry_after=_retry_after(exc))
+    return CallFailed("bad_request", f"{name}: {short}")
+
+
+# --------------------------------------------------------------------------- accounting and cache
+
+
+@dataclass
+class Ledger:
+    """Calls, tokens and cost, by phase and by task; the run's budget is checked against it."""
+
+    max_cost_usd: float | None = None
+    entries: dict[tuple[str, str], dict[str, float]] = field(
+        default_factory=lambda: defaultdict(
+            lambda: {
+                "calls": 0,
+                "cached_calls": 0,
+                "failed_calls": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "usd": 0.0,
+                "unknown_cost_calls": 0,
+            }
+        )
+    )
+
+    @property
+    def spent(self) -> float:
+        """Known dollars spent so far (calls with an unknown price add nothing here)."""
+        return sum(e["usd"] for e in self.entries.values())
+
+    def check_budget(self) -> None:
+        """Raise before a new call once the budget is reached."""
+        if self.max_cost_usd is not None and self.spent >= self.max_cost_usd:
+            raise BudgetExceeded(f"cost limit ${self.max_cost_usd:.4f} reached (${self.spent:.4f})")
+
+    def record(self, phase: str, task: str, usage: Usage | None, *, failed: bool = False) -> None:
+        """Count one call (a cache hit counts as a cached call and costs nothing)."""
+        e = self.entries[(phase, task)]
+        if failed or usage is None:
+            e["failed_calls"] += 1
+            return
+        if usage.cached:
+            e["cached_calls"] += 1
+            return
+        e["calls"] += 1
+        e["prompt_tokens"] += usage.prompt_tokens
+        e["completion_tokens"] += usage.completion_tokens
+        if usage.cost_usd is None:
+            e["unknown_cost_calls"] += 1
+        else:
+            e["usd"] += usage.cost_usd
+
+    def for_task(self, task: str) -> dict[str, dict[str, float]]:
+        """The task's counts by phase."""
+        return {phase: dict(v) for (phase, t), v in self.entries.items() if t == task}
+
+
+class ResponseCache:
+    """Completions on disk, content-addressed, in append-only JSONL segments (one per writer).
+
+    Only successful completions are stored. Appending a line is far cheaper than a file per entry;
+    a write cut short leaves a torn last line, which loading skips (that answer is simply asked
+    again). Segments written by other processes are read when the cache is first used.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._index: dict[str, dict[str, Any]] | None = None
+        self._segment: Any = None
+
+    @staticmethod
+    def key(model: str, messages: list[dict[str, Any]], params: dict[str, Any], repeat: int) -> str:
+        blob = json.dumps(
+            {"model": model, "messages": messages, "params": params, "repeat": repeat},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._index is None:
+            index: dict[str, dict[str, Any]] = {}
+            for segment in sorted(self.root.glob("*.jsonl")):
+                for line in segment.read_text(encoding="utf-8", errors="replace").split("\n"):
+                    try:
+                        row = json.loads(line)
+                        index[row["key"]] = row["completion"]
+                    except (ValueError, KeyError, TypeError):
+                        continue  # a torn or blank line
+            self._index = index
+        return self._index
+
+    def get(self, key: str) -> Completion | None:
+        """The cached completion for ``key``, if any."""
+        found = self._load().get(key)
+        return None if found is None else Completion.model_validate(found)
+
+    def put(self, key: str, completion: Completion) -> None:
+        """Append one completion (flushed, not fsynced: losing it only costs one request again)."""
+        index = self._load()
+        doc = completion.model_dump(mode="json")
+        if self._segment is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            name = f"{os.getpid()}-{time.time_ns()}-{os.urandom(3).hex()}.jsonl"
+            self._segment = (self.root / name).open("a", encoding="utf-8")
+        row = {"schema": SCHEMA, "key": key, "completion": doc}
+        self._segment.write(json.dumps(row, ensure_ascii=False) + "\n")
+        self._segment.flush()
+        index[key] = doc
+
+    def close(self) -> None:
+        """Close this writer's segment."""
+        if self._segment is not None:
+            self._segment.close()
+            self._segment = None
+
+
+# --------------------------------------------------------------------------- the door
+
+
+def _cost(response: Any, model: str, litellm: Any) -> float | None:
+    """The call's dollar cost, or ``None`` when litellm cannot price the model (unknown, never 0)."""
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:  # litellm priced it already (None: it could not)
+        cost = hidden["response_cost"]
+        return None if cost is None else float(cost)
+    try:
+        return float(litellm.completion_cost(completion_response=response, model=model))
+    except Exception:
+        return None
+
+
+def _to_completion(response: Any, litellm: Any, model: str) -> Completion:
+    choice = response.choices[0]
+    message = choice.message
+    usage = getattr(response, "usage", None)
+    cost = _cost(response, model, litellm)
+    logprobs = None
+    raw_lp = getattr(choice, "logprobs", None)
+    if raw_lp is not None:
+        content = getattr(raw_lp, "content", None) or (
+            raw_lp.get("content") if isinstance(raw_lp, dict) else None
+        )
+        if content:
+            logprobs = [
+                c
+                if isinstance(c, dict)
+                else c.model_dump()
+                if hasattr(c, "model_dump")
+                else dict(c)
+                for c in content
+            ]
+    return Completion(
+        content=message.content,
+        finish_reason=choice.finish_reason,
+        refusal=getattr(message, "refusal", None),
+        model=str(getattr(response, "model", "") or ""),
+        usage=Usage(
+            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            cost_usd=cost,
+        ),
+        logprobs=logprobs,
+    )
+
+
+class LLM:
+    """A model behind the door. Implements the ``Model`` protocol (``name``, ``complete``).
+
+    Args:
+        config: the model and how to call it.
+        api_key: the key, if any (never written anywhere).
+        cache_dir: where responses are cached (``None``: no cache).
+        ledger: shared accounting and budget (one per run).
+        semaphore: shared concurrency limit (one per run).
+    """
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        *,
+        api_key: SecretStr | str | None = None,
+        cache_dir: Path | None = None,
+        ledger: Ledger | None = None,
+        semaphore: asyncio.Semaphore | None = None,
+    ) -> None:
+        self.config = config
+        self.name = config.model
+        self._key = SecretStr(api_key) if isinstance(api_key, str) else api_key
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.ledger = ledger or Ledger()
+        self._semaphore = semaphore
+        self._pool: Any = None
+        self.requests_sent = 0
+
+    @property
+    def semaphore(self) -> asyncio.Semaphore:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.config.concurrency)
+        return self._semaphore
+
+    def _api_key(self) -> str | None:
+        if self._key is not None:
+            return self._key.get_secret_value()
+        if self.config.api_base is None:
+            return None  # litellm finds the provider's key in the environment
+        provider = self.config.model.split("/", 1)[0].upper().replace("-", "_")
+        if os.environ.get(f"{provider}_API_KEY"):
+            return None
+        return PLACEHOLDER_KEY
+
+    def _kwargs(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "timeout": self.config.timeout,
+            "max_retries": 0,  # retries are ours (bounded, classified); none inside the client
+            "num_retries": 0,
+            **params,
+        }
+        if self.config.api_base:
+            kwargs["api_base"] = self.config.api_base
+        key = self._api_key()
+        if key is not None:
+            kwargs["api_key"] = key
+        return kwargs
+
+    async def _send(self, kwargs: dict[str, Any]) -> Completion:
+        if self.config.processes > 0:
+            if self._pool is None:
+                from agentic_rubrics.llm_pool import WorkerPool
+
+                self._pool = WorkerPool(self.config.processes)
+            pooled: Completion = await self._pool.complete(kwargs)
+            return pooled
+        litellm = import_litellm()
+        try:
+            response = await litellm.acompletion(**kwargs)
+        except Exception as exc:
+            raise classify(exc) from exc
+        return _to_completion(response, litellm, kwargs["model"])
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        repeat: int = 0,
+        phase: str = "judge",
+        task: str = "",
+        **params: Any,
+    ) -> Completion:
+        """One chat completion, from the cache or the provider.
+
+        Raises:
+            ModelError: authentication failed or the model does not exist (the run cannot go on).
+            BudgetExceeded: the run's cost limit is reached; no call was started.
+            CallFailed: this call failed (after bounded retries for transient failures).
+        """
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+        merged = {**self.config.semantic_params(), **params}
+        key = ResponseCache.key(self.config.model, messages, merged, repeat)
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            cached = hit.model_copy(update={"usage": hit.usage.model_copy(update={"cached": True})})
+            self.ledger.record(phase, task, cached.usage)
+            return cached
+        kwargs = self._kwargs(messages, merged)
+
+        def transient(exc: BaseException) -> bool:
+            return isinstance(exc, CallFailed) and exc.kind == "transient"
+
+        def wait(state: Any) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            if isinstance(exc, CallFailed) and exc.retry_after is not None:
+                return min(exc.retry_after, self.config.backoff_max)
+            base = self.config.backoff_initial * 2 ** (state.attempt_number - 1)
+            return float(min(self.config.backoff_max, base * (0.5 + _jitter())))
+
+        async with self.semaphore:
+            self.ledger.check_budget()
+            try:
+                async for attempt in AsyncRetrying(
+                    stop=stop_after_attempt(self.config.max_retries + 1),
+                    wait=wait,
+                    retry=retry_if_exception(transient),
+                    reraise=True,
+                ):
+                    with attempt:
+                        self.requests_sent += 1
+                        completion = await self._send(kwargs)
+            except CallFailed as failure:
+                self.ledger.record(phase, task, None, failed=True)
+                if failure.kind == "auth":
+                    raise ModelError(
+                        f"authentication failed for model {self.config.model!r}: {failure}. Set the"
+                        " provider's API key in the environment or pass --api-key; for a local"
+                        " server pass --api-base."
+                    ) from failure
+                if failure.kind == "unknown_model":
+                    raise ModelError(
+                        f"model {self.config.model!r} is unknown to the provider or to litellm:"
+                        f" {failure}. Check the model string (provider/model) and --api-base."
+                    ) from failure
+                raise
+        self.ledger.record(phase, task, completion.usage)
+        if self.cache is not None:
+            self.cache.put(key, completion)
+        return completion
+
+    async def aclose(self) -> None:
+        """Stop worker processes, if any, and close the cache segment."""
+        if self.cache is not None:
+            self.cache.close()
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+
+def _jitter() -> float:
+    return int.from_bytes(os.urandom(2), "big") / 65535
