@@ -117,14 +117,20 @@ _LAZY: dict[str, str] = {
     # the main job
     "run": "agentic_rubrics.pipeline",
     "run_async": "agentic_rubrics.pipeline",
-    "RunConfig": "agentic_rubrics.pipeline",
-    "load_config": "agentic_rubrics.pipeline",
+    "RunConfig": "agentic_rubrics.config",
+    "load_config": "agentic_rubrics.config",
     "write_report": "agentic_rubrics.pipeline",
     "load_tasks": "agentic_rubrics.data",
     "RunFolder": "agentic_rubrics.data",
     "load_examples": "agentic_rubrics.bundled",
     "write_tasks_jsonl": "agentic_rubrics.bundled",
     "ChecksJudge": "agentic_rubrics.judge",
+    "LLMJudge": "agentic_rubrics.judge",
+    "LLM": "agentic_rubrics.llm",
+    "LLMConfig": "agentic_rubrics.llm",
+    "Ledger": "agentic_rubrics.llm",
+    "PatchClassifier": "agentic_rubrics.rerank",
+    "load_prompt": "agentic_rubrics.prompts",
     "JudgeConfig": "agentic_rubrics.judge",
     "StaticExplorer": "agentic_rubrics.explore.static",
     "ExplorerConfig": "agentic_rubrics.explore",
@@ -161,6 +167,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from agentic_rubrics.bundled import load_examples, write_tasks_jsonl
     from agentic_rubrics.checks import CHECKS, check_verdicts, run_check
+    from agentic_rubrics.config import RunConfig, load_config
     from agentic_rubrics.data import RunFolder, load_tasks
     from agentic_rubrics.exceptions import (
         AgenticRubricsError,
@@ -177,7 +184,8 @@ if TYPE_CHECKING:
     )
     from agentic_rubrics.explore import ExplorerConfig
     from agentic_rubrics.explore.static import StaticExplorer
-    from agentic_rubrics.judge import ChecksJudge, JudgeConfig
+    from agentic_rubrics.judge import ChecksJudge, JudgeConfig, LLMJudge
+    from agentic_rubrics.llm import LLM, Ledger, LLMConfig
     from agentic_rubrics.metrics import (
         best_at_k,
         bootstrap_ci,
@@ -189,8 +197,9 @@ if TYPE_CHECKING:
         tie_rate,
     )
     from agentic_rubrics.patch import parse_patch
-    from agentic_rubrics.pipeline import RunConfig, load_config, run, run_async, write_report
-    from agentic_rubrics.rerank import select, self_consistency_ranking
+    from agentic_rubrics.pipeline import run, run_async, write_report
+    from agentic_rubrics.prompts import load_prompt
+    from agentic_rubrics.rerank import PatchClassifier, select, self_consistency_ranking
     from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, write_rubric
     from agentic_rubrics.sandbox import LocalCopySandbox
     from agentic_rubrics.scoring import DecisionPolicy, reduce_repeats, score_candidate

@@ -38,6 +38,7 @@ def test_core_api_stays_light() -> None:
         "import agentic_rubrics as ar\n"
         "ar.load_rubric; ar.score_candidate; ar.best_at_k; ar.run_check; ar.Task; ar.parse_patch\n"
         "ar.run; ar.RunConfig; ar.StaticExplorer; ar.LocalCopySandbox; ar.ChecksJudge; ar.select\n"
+        "ar.LLM; ar.LLMConfig; ar.LLMJudge; ar.PatchClassifier; ar.load_prompt\n"
     )
     assert _heavy_after(body) == []
 
