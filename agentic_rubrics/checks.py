@@ -26,7 +26,7 @@ from agentic_rubrics.exceptions import CheckError, PatchParseError
 from agentic_rubrics.patch import ChangedFile, ParsedPatch, parse_patch
 from agentic_rubrics.types import Check, Rubric, Verdict
 
-ArgKind = Literal["glob", "globs", "regex", "int", "symbol"]
+ArgKind = Literal["glob", "globs", "regex", "int", "symbols"]
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 _DEF_RE = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
@@ -274,12 +274,12 @@ def _deletes_no_file(files: Files, arg: str) -> bool:
 
 @_spec(
     "touches_symbol",
-    "symbol",
-    "a changed line lies inside the function or class (name or Class.method), as the diff shows",
+    "symbols",
+    "a changed line lies inside the function or class (name or Class.method; or one of a list), as the diff shows",
     "{touches_symbol: Parser.parse_header, in: src/pkg/parser.py}",
 )
-def _touches_symbol(files: Files, arg: str) -> bool:
-    return touches_symbol(files, arg)
+def _touches_symbol(files: Files, arg: Any) -> bool:
+    return any(touches_symbol(files, symbol) for symbol in _globs(arg))
 
 
 def check_problems(check: Check) -> list[tuple[str, str]]:
@@ -298,6 +298,15 @@ def check_problems(check: Check) -> list[tuple[str, str]]:
         )
         if not ok or not arg:
             problems.append((check.name, "expected a path glob or a non-empty list of path globs"))
+    elif spec.arg == "symbols":
+        items = [arg] if isinstance(arg, str) else arg if isinstance(arg, list) else []
+        if not items or not all(isinstance(a, str) and _SYMBOL_RE.match(a) for a in items):
+            problems.append(
+                (
+                    check.name,
+                    "expected a Python name or dotted name like Class.method, or a list of them",
+                )
+            )
     elif not isinstance(arg, str) or not arg:
         problems.append((check.name, f"expected a non-empty string ({spec.arg})"))
     elif spec.arg == "regex":
@@ -305,8 +314,6 @@ def check_problems(check: Check) -> list[tuple[str, str]]:
             re.compile(arg)
         except re.error as exc:
             problems.append((check.name, f"regex does not compile: {exc}"))
-    elif spec.arg == "symbol" and not _SYMBOL_RE.match(arg):
-        problems.append((check.name, "expected a Python name or dotted name like Class.method"))
     for key, value in (("in", check.path), ("not_in", check.exclude)):
         if value is None:
             continue

@@ -93,6 +93,9 @@ class RunOptions:
     llm_concurrency: int | None = None
     llm_processes: int | None = None
     timeout: float | None = None
+    sandbox: str | None = None
+    unsafe_local_sandbox: bool = False
+    max_turns: int | None = None
 
     def overrides(self) -> dict[str, Any]:
         """Nested settings for :func:`agentic_rubrics.config.load_config` (``None`` = unset)."""
@@ -111,7 +114,15 @@ class RunOptions:
         judge_model = self.judge_model or self.model
         return {
             "rubrics_dir": str(self.rubrics) if self.rubrics else None,
-            "explorer": {"kind": self.explorer, "model": llm(self.explorer_model or self.model)},
+            "explorer": {
+                "kind": self.explorer,
+                "model": llm(self.explorer_model or self.model)
+                if (self.explorer or "static") != "static" or self.explorer_model
+                else None,
+                "sandbox": {"type": self.sandbox} if self.sandbox else None,
+                "allow_unisolated": True if self.unsafe_local_sandbox else None,
+                "max_turns": self.max_turns,
+            },
             "judge": {
                 "kind": "llm" if judge_model else None,
                 "model": llm(judge_model),
@@ -134,7 +145,13 @@ def _options(
     config: Annotated[
         Path | None, typer.Option("--config", help="YAML file of run settings.")
     ] = None,
-    explorer: Annotated[str | None, typer.Option("--explorer", help="Explorer: static.")] = None,
+    explorer: Annotated[
+        str | None,
+        typer.Option(
+            "--explorer",
+            help="static (rules, no model), agent (a model in a sandbox) or issue-only.",
+        ),
+    ] = None,
     selectors: Annotated[
         str | None,
         typer.Option(

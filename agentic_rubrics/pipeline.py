@@ -21,11 +21,23 @@ from pydantic import SecretStr
 
 from agentic_rubrics import Judge
 from agentic_rubrics.config import RunConfig, load_config
-from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, load_tasks
-from agentic_rubrics.exceptions import AgenticRubricsError, ConfigError, JudgeError, RubricError
+from agentic_rubrics.data import (
+    RunFolder,
+    atomic_write_json,
+    atomic_write_text,
+    load_tasks,
+    redactor,
+)
+from agentic_rubrics.exceptions import (
+    AgenticRubricsError,
+    ConfigError,
+    JudgeError,
+    ModelError,
+    RubricError,
+)
 from agentic_rubrics.explore import Explorer, make_explorer
 from agentic_rubrics.judge import ChecksJudge, LLMJudge
-from agentic_rubrics.llm import LLM, Ledger
+from agentic_rubrics.llm import LLM, Ledger, LLMConfig
 from agentic_rubrics.patch import is_empty_patch, patch_hash
 from agentic_rubrics.rerank import PatchClassifier, self_consistency_ranking
 from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml, write_rubric
@@ -42,10 +54,9 @@ ProgressHook = Callable[[str, str], None]
 # --------------------------------------------------------------------------- stages
 
 
-async def obtain_rubric(
-    task: Task, config: RunConfig, folder: RunFolder, explorer: Explorer
-) -> tuple[Rubric | None, dict[str, Any]]:
+async def obtain_rubric(task: Task, ctx: RunContext) -> tuple[Rubric | None, dict[str, Any]]:
     """The task's rubric: from an earlier attempt in this folder, from ``--rubrics``, or explored."""
+    config, folder, explorer = ctx.config, ctx.folder, ctx.explorer
     status_path = folder.rubric_status_path(task.instance_id)
     if status_path.exists():
         earlier: dict[str, Any] = json.loads(status_path.read_text(encoding="utf-8"))
@@ -58,12 +69,13 @@ async def obtain_rubric(
     status["base_commit"] = task.base_commit
     rubric: Rubric | None = None
     trajectory: list[dict[str, Any]] = []
+    sandbox_kind = None
     if config.rubrics_dir is not None:
         status["source"] = "reused"
         rubric, status = _reuse_rubric(task, Path(config.rubrics_dir), status)
     else:
         status["source"] = f"explorer:{explorer.name}"
-        rubric, trajectory, status = await _explore(task, explorer, status)
+        rubric, trajectory, status, sandbox_kind = await _explore(task, ctx, status)
     if rubric is not None:
         try:  # what is written must load back: the report reads it from disk
             parse_rubric(rubric_to_yaml(rubric), str(folder.rubric_path(task.instance_id)))
@@ -82,17 +94,19 @@ async def obtain_rubric(
         )
     status["seconds"] = round(time.monotonic() - started, 3)
     if config.trajectories and status["source"] != "reused":
-        atomic_write_json(
-            folder.trajectory_path(task.instance_id),
-            {
-                "schema": SCHEMA,
-                "instance_id": task.instance_id,
-                "explorer": explorer.name,
-                "status": status["status"],
-                "reason": status.get("reason"),
-                "steps": trajectory,
-            },
-        )
+        record = {
+            "schema": SCHEMA,
+            "instance_id": task.instance_id,
+            "explorer": explorer.name,
+            "model": config.explorer.model.model if config.explorer.model else None,
+            "sandbox": sandbox_kind,
+            "status": status["status"],
+            "reason": status.get("reason"),
+            "turns": len(trajectory),
+            "cost": ctx.ledger.for_task(task.instance_id).get("explore", {}),
+            "steps": trajectory,
+        }
+        atomic_write_json(folder.trajectory_path(task.instance_id), ctx.redact(record))
     atomic_write_json(status_path, status)
     return rubric, status
 
@@ -119,31 +133,49 @@ def _reuse_rubric(
 
 
 async def _explore(
-    task: Task, explorer: Explorer, status: dict[str, Any]
-) -> tuple[Rubric | None, list[dict[str, Any]], dict[str, Any]]:
-    from agentic_rubrics.sandbox import LocalCopySandbox
+    task: Task, ctx: RunContext, status: dict[str, Any]
+) -> tuple[Rubric | None, list[dict[str, Any]], dict[str, Any], str | None]:
+    from agentic_rubrics.explore.agent import ExplorationFailed
+    from agentic_rubrics.sandbox import open_sandbox
 
-    if not task.repo_path:
-        return None, [], {**status, "status": "failed", "reason": "no_repository"}
+    cfg = ctx.config.explorer
+    sandbox: Any = None
     try:
-        sandbox = await asyncio.to_thread(LocalCopySandbox, Path(task.repo_path))
+        if cfg.uses_sandbox:
+            if not task.repo_path and cfg.sandbox.type in (
+                "auto",
+                "bubblewrap",
+                "local-copy",
+                "swerex-local",
+            ):
+                return None, [], {**status, "status": "failed", "reason": "no_repository"}, None
+            sandbox = await open_sandbox(
+                cfg.sandbox,
+                instance_id=task.instance_id,
+                repo_path=task.repo_path,
+                model_commands=cfg.kind == "agent",
+                allow_unisolated=cfg.allow_unisolated,
+            )
+        kind = getattr(sandbox, "kind", None)
+        try:
+            rubric, steps = await ctx.explorer.explore(task, sandbox)
+        except ExplorationFailed as failed:
+            return None, failed.steps, {**status, "status": "failed", "reason": failed.reason}, kind
+        return rubric, steps, status, kind
     except AgenticRubricsError as exc:
+        if isinstance(exc, ModelError):
+            raise  # authentication or an unknown model: the whole run cannot go on
+        reason = "sandbox_error" if sandbox is None and cfg.uses_sandbox else "explore_error"
+        log.warning("%s: %s: %s", task.instance_id, reason, exc)
         return (
             None,
             [],
-            {**status, "status": "failed", "reason": f"sandbox_error:{type(exc).__name__}"},
-        )
-    try:
-        rubric, steps = await explorer.explore(task, sandbox)
-        return rubric, steps, status
-    except AgenticRubricsError as exc:
-        return (
+            {**status, "status": "failed", "reason": f"{reason}:{type(exc).__name__}"},
             None,
-            [],
-            {**status, "status": "failed", "reason": f"explore_error:{type(exc).__name__}"},
         )
     finally:
-        await sandbox.close()
+        if sandbox is not None:
+            await sandbox.close()
 
 
 @dataclass
@@ -158,21 +190,41 @@ class RunContext:
     classifier: PatchClassifier | None = None
     models: list[LLM] = field(default_factory=list)
 
+    redact: Callable[[Any], Any] = field(default=lambda x: x)
+
     @classmethod
     def build(cls, config: RunConfig, folder: RunFolder, api_key: str | None) -> RunContext:
         ledger = Ledger(max_cost_usd=config.max_cost_usd)
-        ctx = cls(config, folder, make_explorer(config.explorer), ChecksJudge(), ledger)
+        models: dict[str, LLM] = {}
+
+        def llm_for(llm_config: LLMConfig) -> LLM:
+            # one LLM per distinct model configuration: the same model shares one concurrency limit
+            key = llm_config.model_dump_json()
+            if key not in models:
+                models[key] = LLM(
+                    llm_config,
+                    api_key=SecretStr(api_key) if api_key else None,
+                    cache_dir=folder.root / "cache" / "llm",
+                    ledger=ledger,
+                )
+            return models[key]
+
+        explorer_llm = llm_for(config.explorer.model) if config.explorer.model else None
+        ctx = cls(
+            config, folder, make_explorer(config.explorer, explorer_llm), ChecksJudge(), ledger
+        )
         if config.judge.kind == "llm" and config.judge.model is not None:
-            llm = LLM(
-                config.judge.model,
-                api_key=SecretStr(api_key) if api_key else None,
-                cache_dir=folder.root / "cache" / "llm",
-                ledger=ledger,
-            )
-            ctx.models.append(llm)
+            llm = llm_for(config.judge.model)
             ctx.judge = LLMJudge(llm, config.judge, seed=config.seed)
             if "patch_classifier" in config.selectors:
                 ctx.classifier = PatchClassifier(llm)
+        ctx.models = list(models.values())
+        ctx.redact = redactor([api_key] if api_key else [])
+        if config.explorer.kind == "agent" and config.explorer.allow_unisolated:
+            log.warning(
+                "UNISOLATED sandboxes allowed: model-chosen commands may run on this machine"
+                " as this user (--unsafe-local-sandbox)"
+            )
         return ctx
 
     async def aclose(self) -> None:
@@ -241,7 +293,7 @@ async def process_task(task: Task, ctx: RunContext, hook: ProgressHook | None = 
     started = time.monotonic()
     config = ctx.config
     public = task.public()
-    rubric, status = await obtain_rubric(public, config, ctx.folder, ctx.explorer)
+    rubric, status = await obtain_rubric(public, ctx)
     if hook:
         hook("explored", task.instance_id)
     repeats = config.judge.repeats if config.judge.kind == "llm" else 1
@@ -358,7 +410,7 @@ async def run_async(
 
             async def explore_only(task: Task) -> None:
                 async with limit:
-                    await obtain_rubric(task.public(), config, folder, ctx.explorer)
+                    await obtain_rubric(task.public(), ctx)
                     if hook:
                         hook("explored", task.instance_id)
 

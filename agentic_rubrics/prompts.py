@@ -84,7 +84,8 @@ class Prompt:
         if part not in self.templates:
             raise ConfigError(f"prompt {self.name!r} has no part {part!r}")
         try:
-            return str(self._compiled[part].render(**variables)).strip() + "\n"
+            # leading spaces may be content (numbered file lines); only blank lines are trimmed
+            return str(self._compiled[part].render(**variables)).lstrip("\n").rstrip() + "\n"
         except jinja2.UndefinedError as exc:
             raise ConfigError(f"prompt {self.name}.{part}: {exc.message}") from exc
 

@@ -313,7 +313,12 @@ def json_schema() -> dict[str, Any]:
     arg_schemas: dict[str, dict[str, Any]] = {
         "glob": {"type": "string", "minLength": 1},
         "regex": {"type": "string", "minLength": 1, "format": "regex"},
-        "symbol": {"type": "string", "pattern": r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"},
+        "symbols": {
+            "anyOf": [
+                {"type": "string", "pattern": r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$"},
+                {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            ]
+        },
         "int": {"type": "integer", "minimum": 0},
         "globs": {
             "anyOf": [

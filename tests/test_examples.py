@@ -67,7 +67,7 @@ def _paths_and_symbols(check: dict[str, object]) -> tuple[list[str], list[str]]:
         ):
             paths += [str(g) for g in globs]
         if key == "touches_symbol":
-            symbols.append(str(value))
+            symbols += [str(v) for v in (value if isinstance(value, list) else [value])]
     return paths, symbols
 
 
@@ -93,11 +93,13 @@ def test_static_explorer_writes_only_what_exists(example: object) -> None:
         for p in paths:
             assert (example.repo_dir / p).is_file(), (item.id, p)
         for sym in symbols:
-            file = item.check.path
-            tree = ast.parse((example.repo_dir / file).read_text())
-            names = {
-                n.name
-                for n in ast.walk(tree)
-                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-            }
+            files = item.check.path if isinstance(item.check.path, list) else [item.check.path]
+            names: set[str] = set()
+            for file in files:
+                tree = ast.parse((example.repo_dir / file).read_text())
+                names |= {
+                    n.name
+                    for n in ast.walk(tree)
+                    if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                }
             assert set(sym.split(".")) <= names, (item.id, sym)

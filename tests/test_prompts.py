@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jinja2
+import jinja2.meta
 import pytest
 
 from agentic_rubrics.exceptions import ConfigError
@@ -19,24 +21,36 @@ SAMPLE = {
     "issue": "x should be 2",
     "patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
     "items": [
-        {"id": "SA1", "axis": "spec_alignment_rubrics", "weight": 3, "description": "Sets x to 2"}
+        {"id": "SA1", "axis": "spec_alignment_rubrics", "weight": 3, "description": "Sets x"}
     ],
     "item_ids": ["SA1"],
+    "repo": "acme/x",
+    "workspace": "/workspace",
+    "max_turns": 30,
+    "checks": [
+        {"name": "touches", "arg": "globs", "doc": "a file matches", "example": "{touches: x}"}
+    ],
+    "turns_left": 5,
+    "errors": "",
+    "warnings": "",
+    "output": "ok",
+    "tool": "bash",
+    "exit_code": 0,
+    "timed_out": False,
+    "rubric_file": "rubrics.yaml",
 }
-
-
-def sample_for(name: str) -> dict[str, object]:
-    return dict(SAMPLE)
 
 
 @pytest.mark.parametrize("name", template_names())
 def test_every_template_renders_with_its_variables(name: str) -> None:
     prompt = load_prompt(name)
-    messages = prompt.messages(**sample_for(name))
-    assert messages[-1]["role"] == "user" and messages[-1]["content"].strip()
+    env = jinja2.Environment()
+    for part, text in prompt.templates.items():
+        assert prompt.render(part, **SAMPLE).strip(), part
+        if jinja2.meta.find_undeclared_variables(env.parse(text)) - {"fence"}:
+            with pytest.raises(ConfigError, match="undefined"):
+                prompt.render(part)  # StrictUndefined: nothing renders silently empty
     assert prompt.hash.startswith("sha256:") and prompt.ref.startswith(f"{name}@sha256:")
-    with pytest.raises(ConfigError, match="undefined"):
-        prompt.messages()  # StrictUndefined: nothing renders silently empty
 
 
 def test_fence_cannot_be_closed_by_its_content() -> None:
@@ -85,7 +99,9 @@ def test_the_wheel_ships_the_templates(tmp_path: Path) -> None:
         "import agentic_rubrics, agentic_rubrics.prompts as p\n"
         f"sample = json.loads({json.dumps(json.dumps(SAMPLE))})\n"
         "names = p.template_names()\n"
-        "for n in names: p.load_prompt(n).messages(**sample)\n"
+        "for n in names:\n"
+        "    t = p.load_prompt(n)\n"
+        "    for part in t.templates: t.render(part, **sample)\n"
         "print(json.dumps({'pkg': agentic_rubrics.__file__, 'dir': str(p.prompts_dir()), 'names': names}))\n"
     )
     out = subprocess.run(

@@ -1,17 +1,22 @@
-"""Explorers write a task's rubric. ``static`` needs no model; the agent explorer uses one.
+"""Explorers write a task's rubric.
 
-An explorer sees the task's public view only (issue text, repository; no labels, no gold patch, no
-hidden tests) and returns a rubric plus the trajectory of tool calls that grounded it.
+- ``static``: rules over the repository, no model (the offline default);
+- ``agent``: a model explores the repository in a sandbox and writes rubrics.yaml;
+- ``issue-only``: the same model writes the rubric from the issue alone (the paper's ablation).
+
+An explorer sees the task's public view only (issue text, repository; no labels, no gold patch, no hidden
+tests) and returns a rubric plus the trajectory of tool calls that produced it.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_rubrics import Sandbox
-from agentic_rubrics.llm import LLMConfig
+from agentic_rubrics.llm import LLM, LLMConfig
+from agentic_rubrics.sandbox import AutoConfig, SandboxConfig
 from agentic_rubrics.types import Rubric, Task
 
 
@@ -20,16 +25,37 @@ class ExplorerConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    kind: Literal["static"] = "static"
-    """``static``: the rule-driven explorer over the repository (no model)."""
+    kind: Literal["static", "agent", "issue-only"] = "static"
+    """``static`` (rules, no model), ``agent`` (a model exploring in a sandbox) or ``issue-only``."""
+    model: LLMConfig | None = None
+    """The explorer's model (for ``agent`` and ``issue-only``)."""
+    sandbox: SandboxConfig = Field(default_factory=AutoConfig)
+    """Where exploration commands run (``auto``: bubblewrap where it works)."""
+    allow_unisolated: bool = False
+    """Let a model's commands run in an unisolated sandbox (``--unsafe-local-sandbox``)."""
+    max_turns: int = Field(default=30, ge=1, le=500)
+    """The agent's turn budget."""
     command_timeout: float = Field(default=60.0, gt=0)
     """Seconds before one exploration command is killed."""
-    model: LLMConfig | None = None
-    """The explorer's model (for the model-driven explorers; the static explorer uses none)."""
+    max_observation: int = Field(default=10_000, ge=500)
+    """Characters of a tool's output the agent sees (cut with a marker)."""
+
+    @model_validator(mode="after")
+    def _needs_model(self) -> ExplorerConfig:
+        if self.kind != "static" and self.model is None:
+            raise ValueError(
+                f"the {self.kind} explorer needs a model (--explorer-model or --model)"
+            )
+        return self
+
+    @property
+    def uses_sandbox(self) -> bool:
+        """Whether exploration runs commands against the repository."""
+        return self.kind in ("static", "agent")
 
 
 class Explorer(Protocol):
-    """Writes one task's rubric from its public view and a sandbox over its repository."""
+    """Writes one task's rubric from its public view (and a sandbox over its repository)."""
 
     name: str
 
@@ -38,8 +64,20 @@ class Explorer(Protocol):
         ...
 
 
-def make_explorer(config: ExplorerConfig) -> Explorer:
-    """The explorer a configuration names."""
-    from agentic_rubrics.explore.static import StaticExplorer
+def make_explorer(config: ExplorerConfig, llm: LLM | None = None) -> Explorer:
+    """The explorer a configuration names (``llm`` for the model-driven ones)."""
+    if config.kind == "static":
+        from agentic_rubrics.explore.static import StaticExplorer
 
-    return StaticExplorer()
+        return StaticExplorer()
+    from agentic_rubrics.explore.agent import AgentExplorer, IssueOnlyExplorer
+
+    assert llm is not None, "model-driven explorers need an LLM"
+    if config.kind == "agent":
+        return AgentExplorer(
+            llm,
+            max_turns=config.max_turns,
+            command_timeout=config.command_timeout,
+            max_observation=config.max_observation,
+        )
+    return IssueOnlyExplorer(llm)

@@ -128,6 +128,36 @@ class CodeIndex:
         self.definitions[path] = defs
         return defs
 
+    def callees(self, d: Definition) -> list[str]:
+        """Names a function calls or is decorated with (``f(...)``, ``obj.f(...)``, ``@f``), in order."""
+        source = self.sources.get(d.path)
+        if source is None or d.kind != "function":
+            return []
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return []
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name == d.name
+                and (min([node.lineno, *(x.lineno for x in node.decorator_list)]) == d.lineno)
+            ):
+                names: dict[str, None] = {}
+                for dec in node.decorator_list:
+                    target = dec.func if isinstance(dec, ast.Call) else dec
+                    if isinstance(target, ast.Name | ast.Attribute):
+                        names[target.id if isinstance(target, ast.Name) else target.attr] = None
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Call):
+                        f = sub.func
+                        if isinstance(f, ast.Name):
+                            names[f.id] = None
+                        elif isinstance(f, ast.Attribute):
+                            names[f.attr] = None
+                return [n for n in names if n != d.name]
+        return []
+
     def enclosing(self, path: str, line: int) -> Definition | None:
         """The innermost definition of ``path`` containing ``line`` (the file must be parsed)."""
         inside = [d for d in self.definitions.get(path, []) if d.lineno <= line <= d.end_lineno]

@@ -65,32 +65,40 @@ class Located:
         return [d for d, ev in ranked[:n] if ev.score > 0]
 
 
+FRAME_WEIGHTS = (5.0, 2.5)
+"""Evidence of the deepest repository frame of a traceback, then the one above it; others get 1."""
+CALLEE_DECAY = (0.5, 0.25)
+"""Share of a function's evidence passed to what it calls, one and two calls away."""
+
+
 async def locate(task: Task, index: CodeIndex, mentions: Mentions) -> Located:
     """Find and score the definitions and files the issue points at."""
     defs: dict[Definition, Evidence] = defaultdict(Evidence)
-    files: dict[str, Evidence] = defaultdict(Evidence)
+    direct: dict[str, Evidence] = defaultdict(Evidence)  # evidence about files themselves
     await index.list_files()
 
-    # traceback frames: the deepest frame inside the repository is the strongest lead
+    # traceback frames: the deepest frame inside the repository is where the failure surfaced
     repo_frames = [(f, index.match_path(f.path)) for f in mentions.frames]
     repo_frames = [(f, p) for f, p in repo_frames if p is not None]
-    for depth, (frame, path) in enumerate(repo_frames):
+    for rank, (frame, path) in enumerate(reversed(repo_frames)):
         assert path is not None
-        deepest = depth == len(repo_frames) - 1
-        weight = 1.0 if is_test_path(path) else 3.0
-        files[path].add(weight + (1.0 if deepest else 0.0), "traceback frame")
+        weight = FRAME_WEIGHTS[rank] if rank < len(FRAME_WEIGHTS) else 1.0
+        if is_test_path(path):
+            weight *= 0.25
         await index.parse(path)
         d = index.enclosing(path, frame.line)
         if d is None or d.name != frame.func:
             d = next((x for x in index.definitions.get(path, []) if x.name == frame.func), None)
         if d is not None:
-            defs[d].add(weight + (1.0 if deepest else 0.0), "traceback frame")
+            defs[d].add(weight, "traceback frame")
+        else:
+            direct[path].add(weight, "traceback frame")
 
     # paths named in the text
     for printed in mentions.paths:
         path = index.match_path(printed)
         if path is not None:
-            files[path].add(1.0 if is_test_path(path) else 2.0, "path in issue")
+            direct[path].add(0.5 if is_test_path(path) else 2.0, "path in issue")
 
     # symbols named in the text, located by their definitions
     names = mentions.names[:MAX_NAMES]
@@ -103,7 +111,7 @@ async def locate(task: Task, index: CodeIndex, mentions: Mentions) -> Located:
         for d in path_defs:
             if d.name in named:
                 by_name[d.name].append(d)
-    for _name, found in by_name.items():
+    for found in by_name.values():
         ambiguity = max(1, len(found))
         for d in found:
             qualified = any(d.qualname.endswith(s) or s.endswith(d.qualname) for s in dotted)
@@ -111,7 +119,6 @@ async def locate(task: Task, index: CodeIndex, mentions: Mentions) -> Located:
             if is_test_path(d.path):
                 points *= 0.3
             defs[d].add(points, "symbol in issue")
-            files[d.path].add(points, "defines a symbol in the issue")
 
     # error messages quoted in the issue, found literally in the code
     for message in mentions.messages[:5]:
@@ -122,15 +129,66 @@ async def locate(task: Task, index: CodeIndex, mentions: Mentions) -> Located:
             if is_test_path(path):
                 continue
             await index.parse(path)
-            files[path].add(2.0, "raises the quoted message")
             d = index.enclosing(path, line)
             if d is not None:
                 defs[d].add(2.0, "raises the quoted message")
-    # a definition's evidence also counts for its file
+            else:
+                direct[path].add(2.0, "raises the quoted message")
+
+    # what the located functions call (and their decorators): a symptom in a public function is
+    # often rooted in a helper it calls
+    await _propagate_to_callees(index, defs)
+
+    # a file's evidence: what points at the file itself, its strongest definition, and a little of
+    # the others (many frames in one file must not outweigh the frame where the failure surfaced)
+    files: dict[str, Evidence] = defaultdict(Evidence)
+    for path, ev in direct.items():
+        files[path].add(ev.score, ", ".join(ev.reasons))
+    by_file: dict[str, list[Evidence]] = defaultdict(list)
     for d, ev in defs.items():
-        if d.path not in files:
-            files[d.path].add(ev.score, "holds a located definition")
+        by_file[d.path].append(ev)
+    for path, evs in by_file.items():
+        ranked = sorted(evs, key=lambda e: -e.score)
+        files[path].add(
+            ranked[0].score + 0.3 * sum(e.score for e in ranked[1:]), "holds located code"
+        )
+        for e in ranked[:1]:
+            for reason in e.reasons:
+                files[path].add(0.0, reason)
     return Located(dict(defs), dict(files))
+
+
+async def _propagate_to_callees(index: CodeIndex, defs: dict[Definition, Evidence]) -> None:
+    frontier = sorted(
+        (
+            (d, ev.score)
+            for d, ev in defs.items()
+            if d.kind == "function" and not is_test_path(d.path)
+        ),
+        key=lambda x: -x[1],
+    )[:6]
+    for decay in CALLEE_DECAY:
+        names = sorted({n for d, _ in frontier for n in index.callees(d)})
+        if not names:
+            return
+        for path in (await index.grep_definitions(names[:MAX_NAMES]))[:MAX_PARSED_FILES]:
+            await index.parse(path)
+        by_name: dict[str, list[Definition]] = defaultdict(list)
+        for path_defs in index.definitions.values():
+            for x in path_defs:
+                if x.kind == "function" and not is_test_path(x.path):
+                    by_name[x.name].append(x)
+        next_frontier = []
+        for parent, score in frontier:
+            for name in index.callees(parent):
+                targets = by_name.get(name, [])
+                if not 0 < len(targets) <= 3:  # a name defined everywhere says nothing
+                    continue
+                for target in targets:
+                    gain = score * decay / len(targets)
+                    defs[target].add(gain, f"called by {parent.qualname}")
+                    next_frontier.append((target, gain / decay))
+        frontier = next_frontier[:12]
 
 
 def _literal_fragment(message: str) -> str:
@@ -162,23 +220,35 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
     sa: list[dict[str, Any]] = []
     top = source_files[0] if source_files else None
     if top is not None:
-        why = ", ".join(located.files[top].reasons)
-        fc.append(_item("FC1", f"Modifies {top} ({why})", 3, {"touches": top}))
-        for n, d in enumerate(located.top_definitions(top, 2)):
+        # the other files with at least half the top file's evidence are plausible places too
+        best = located.files[top].score
+        leads = [f for f in source_files[:3] if located.files[f].score >= 0.5 * best]
+        why = ", ".join(r for r in located.files[top].reasons if r)
+        fc.append(
+            _item("FC1", f"Modifies {top} ({why})", 3 if len(leads) == 1 else 2, {"touches": top})
+        )
+        if len(leads) > 1:
+            fc.append(_item("FC2", f"Modifies one of {', '.join(leads)}", 2, {"touches": leads}))
+        symbols = sorted(
+            ((d, ev) for d, ev in located.definitions.items() if d.path in leads and ev.score > 0),
+            key=lambda kv: (-kv[1].score, kv[0].path, kv[0].lineno),
+        )[:3]
+        if symbols:
+            names = list(dict.fromkeys(d.qualname for d, _ in symbols))
             fc.append(
                 _item(
-                    f"FC{2 + n}",
-                    f"Changes {d.qualname} in {top}",
-                    2 if n == 0 else 1,
-                    {"touches_symbol": d.qualname, "in": top},
+                    f"FC{len(fc) + 1}",
+                    f"Changes code inside one of {', '.join(names)}",
+                    2,
+                    {"touches_symbol": names if len(names) > 1 else names[0], "in": leads},
                 )
             )
         sa.append(
             _item(
                 "SA1",
-                f"Changes executable code in {top}, not only comments or blank lines",
+                f"Changes executable code in {' or '.join(leads)}, not only comments or blank lines",
                 3,
-                {"adds_match": CODE_LINE, "in": top},
+                {"adds_match": CODE_LINE, "in": leads},
             )
         )
     fc.append(

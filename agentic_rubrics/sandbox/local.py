@@ -111,21 +111,21 @@ async def run_capped(
     )
 
 
-class LocalCopySandbox:
-    """Runs commands in a temporary copy of ``repo_dir``; ``close()`` deletes the copy."""
+class WorkspaceCopy:
+    """A throwaway copy of a repository (``.git`` left out unless asked): the base of local sandboxes."""
 
-    kind = "local-copy"
+    kind = "copy"
+    isolated = False
 
     def __init__(self, repo_dir: Path, *, copy_git: bool = False) -> None:
         if not repo_dir.is_dir():
             raise SandboxError(f"repository folder {repo_dir} does not exist")
         self._tmp = Path(tempfile.mkdtemp(prefix="agentic-rubrics-"))
         self.root = self._tmp / "repo"
-        ignore = _COPY_IGNORE
-        if not copy_git:
 
-            def ignore(folder: str, names: list[str]) -> set[str]:
-                return set(_COPY_IGNORE(folder, names)) | ({".git"} & set(names))
+        def ignore(folder: str, names: list[str]) -> set[str]:
+            skip = set(_COPY_IGNORE(folder, names))
+            return skip if copy_git else skip | ({".git"} & set(names))
 
         try:
             shutil.copytree(repo_dir, self.root, symlinks=True, ignore=ignore)
@@ -134,18 +134,18 @@ class LocalCopySandbox:
             raise SandboxError(f"cannot copy {repo_dir}: {exc}") from exc
         (self._tmp / "home").mkdir()
         self.env = clean_env(self._tmp / "home")
+        self.workdir = str(self.root)
+        """The repository folder as commands see it."""
 
-    async def run(
-        self, command: str, *, timeout: float = 30.0, max_output: int = 20_000
-    ) -> CommandResult:
-        """Run a shell command with the copy as working directory."""
-        return await run_capped(
-            command, cwd=self.root, env=self.env, timeout=timeout, max_output=max_output
-        )
+    def _relative(self, path: str) -> str:
+        # an absolute path inside the workspace (as commands print it) names the same file
+        if path == self.workdir or path.startswith(self.workdir.rstrip("/") + "/"):
+            return path[len(self.workdir) :]
+        return path
 
     async def read_file(self, path: str, *, max_bytes: int = 200_000) -> str:
         """Read a file of the copy (UTF-8, undecodable bytes replaced), cut at ``max_bytes``."""
-        target = resolve_inside(self.root, path)
+        target = resolve_inside(self.root, self._relative(path))
         try:
             with target.open("rb") as fh:
                 data = fh.read(max_bytes)
@@ -157,8 +157,22 @@ class LocalCopySandbox:
         """Delete the copy."""
         await asyncio.to_thread(shutil.rmtree, self._tmp, True)
 
-    async def __aenter__(self) -> LocalCopySandbox:
+    async def __aenter__(self) -> WorkspaceCopy:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+class LocalCopySandbox(WorkspaceCopy):
+    """Runs commands in a temporary copy of ``repo_dir``, as this user, with no isolation."""
+
+    kind = "local-copy"
+
+    async def run(
+        self, command: str, *, timeout: float = 30.0, max_output: int = 20_000
+    ) -> CommandResult:
+        """Run a shell command with the copy as working directory."""
+        return await run_capped(
+            command, cwd=self.root, env=self.env, timeout=timeout, max_output=max_output
+        )

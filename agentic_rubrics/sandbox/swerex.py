@@ -1,0 +1,217 @@
+"""Sandboxes on SWE-ReX deployments: local, remote (a ``swerex-remote`` server), docker and modal.
+
+Docker and modal run SWE-bench's per-instance images, with the repository at ``/testbed`` at the task's
+base commit. ``swerex-local`` runs commands on this machine with no isolation (only a throwaway copy of
+the repository), so model-chosen commands need an explicit flag there. SWE-ReX's local runtime blocks
+the event loop, so its calls run in a thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import posixpath
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentic_rubrics.exceptions import SandboxError
+from agentic_rubrics.sandbox.local import TRUNCATION_MARKER, WorkspaceCopy, clean_env
+from agentic_rubrics.types import CommandResult
+
+T = TypeVar("T")
+
+# SWE-ReX logs every step at DEBUG to the terminal unless told otherwise (read when it is imported)
+os.environ.setdefault("SWE_REX_LOG_STREAM_LEVEL", "WARNING")
+
+
+def swebench_image_id(instance_id: str) -> str:
+    """SWE-bench's image naming: ``django__django-11099`` -> ``django_1776_django-11099``."""
+    return instance_id.replace("__", "_1776_").lower()
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SweRexLocalConfig(_Config):
+    """SWE-ReX's local deployment on a throwaway copy of the task's repository (not isolated)."""
+
+    type: Literal["swerex-local"] = "swerex-local"
+    """Discriminator."""
+
+
+class SweRexRemoteConfig(_Config):
+    """A running ``swerex-remote`` server that holds the repository."""
+
+    type: Literal["swerex-remote"] = "swerex-remote"
+    """Discriminator."""
+    host: str = "http://127.0.0.1"
+    """The server's URL without the port."""
+    port: int = Field(gt=0, lt=65536)
+    """The server's port."""
+    auth_token_env: str = "SWEREX_AUTH_TOKEN"
+    """Name of the environment variable holding the server's token (the token is never stored)."""
+    repo_dir: str = "/testbed"
+    """Where the repository is on the server (``{instance_id}`` is replaced)."""
+
+
+class SweRexDockerConfig(_Config):
+    """A container per task, e.g. SWE-bench's images with the repository at ``/testbed``."""
+
+    type: Literal["swerex-docker"] = "swerex-docker"
+    """Discriminator."""
+    image: str = "swebench/sweb.eval.x86_64.{swebench_id}:latest"
+    """Image name; ``{instance_id}`` and ``{swebench_id}`` are replaced."""
+    repo_dir: str = "/testbed"
+    """Where the repository is inside the image."""
+    startup_timeout: float = Field(default=180.0, gt=0)
+    """Seconds to wait for the container's runtime."""
+    pull: Literal["never", "always", "missing"] = "missing"
+    """When to pull the image."""
+
+
+class SweRexModalConfig(_Config):
+    """A Modal sandbox per task from the same images."""
+
+    type: Literal["swerex-modal"] = "swerex-modal"
+    """Discriminator."""
+    image: str = "swebench/sweb.eval.x86_64.{swebench_id}:latest"
+    """Image name; ``{instance_id}`` and ``{swebench_id}`` are replaced."""
+    repo_dir: str = "/testbed"
+    """Where the repository is inside the image."""
+    startup_timeout: float = Field(default=300.0, gt=0)
+    """Seconds to wait for the sandbox's runtime."""
+
+
+SweRexConfig = SweRexLocalConfig | SweRexRemoteConfig | SweRexDockerConfig | SweRexModalConfig
+
+
+def _fill(template: str, instance_id: str) -> str:
+    return template.format(instance_id=instance_id, swebench_id=swebench_image_id(instance_id))
+
+
+class SweRexSandbox:
+    """The ``Sandbox`` protocol over a SWE-ReX deployment."""
+
+    def __init__(self, config: SweRexConfig, *, instance_id: str, repo_path: Path | None) -> None:
+        self.config = config
+        self.kind = config.type
+        self.isolated = config.type != "swerex-local"
+        self._copy: WorkspaceCopy | None = None
+        if isinstance(config, SweRexLocalConfig):
+            if repo_path is None:
+                raise SandboxError("swerex-local needs the task's repo_path")
+            self._copy = WorkspaceCopy(repo_path)
+            self.workdir = str(self._copy.root)
+        else:
+            self.workdir = _fill(config.repo_dir, instance_id)
+        self._instance_id = instance_id
+        self._deployment: Any = None
+        self._env = clean_env(Path("/tmp"))
+
+    def _make_deployment(self) -> Any:
+        from swerex.deployment.config import (
+            DockerDeploymentConfig,
+            LocalDeploymentConfig,
+            ModalDeploymentConfig,
+            RemoteDeploymentConfig,
+        )
+
+        c = self.config
+        if isinstance(c, SweRexLocalConfig):
+            return LocalDeploymentConfig().get_deployment()
+        if isinstance(c, SweRexRemoteConfig):
+            token = os.environ.get(c.auth_token_env)
+            if not token:
+                raise SandboxError(f"set {c.auth_token_env} to the swerex-remote server's token")
+            return RemoteDeploymentConfig(
+                host=c.host, port=c.port, auth_token=token, timeout=30
+            ).get_deployment()
+        if isinstance(c, SweRexDockerConfig):
+            return DockerDeploymentConfig(
+                image=_fill(c.image, self._instance_id),
+                startup_timeout=c.startup_timeout,
+                pull=c.pull,
+            ).get_deployment()
+        return ModalDeploymentConfig(
+            image=_fill(c.image, self._instance_id), startup_timeout=c.startup_timeout
+        ).get_deployment()
+
+    async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
+        if isinstance(self.config, SweRexLocalConfig):
+            # the local runtime runs subprocess.run inside its coroutines: keep it off our loop
+            return await asyncio.to_thread(lambda: asyncio.run(_awaited(fn)))
+        return await fn()
+
+    async def start(self) -> SweRexSandbox:
+        """Start the deployment (pull and run a container, connect to a server ...)."""
+        try:
+            self._deployment = self._make_deployment()
+            await self._call(self._deployment.start)
+        except SandboxError:
+            raise
+        except Exception as exc:
+            raise SandboxError(f"{self.kind}: cannot start the deployment: {exc}") from exc
+        return self
+
+    async def run(
+        self, command: str, *, timeout: float = 30.0, max_output: int = 20_000
+    ) -> CommandResult:
+        """Run a shell command in the repository folder of the deployment."""
+        from swerex.exceptions import CommandTimeoutError
+        from swerex.runtime.abstract import Command
+
+        request = Command(
+            command=command, shell=True, timeout=timeout, cwd=self.workdir,
+            merge_output_streams=True, env=self._env,
+        )  # fmt: skip
+        try:
+            response = await self._call(lambda: self._deployment.runtime.execute(request))
+        except CommandTimeoutError:
+            return CommandResult(exit_code=None, output="", timed_out=True)
+        except Exception as exc:
+            raise SandboxError(f"{self.kind}: command could not run: {exc}") from exc
+        output = response.stdout + (response.stderr or "")
+        truncated = len(output) > max_output
+        if truncated:
+            output = output[:max_output] + TRUNCATION_MARKER.format(limit=max_output)
+        return CommandResult(exit_code=response.exit_code, output=output, truncated=truncated)
+
+    async def read_file(self, path: str, *, max_bytes: int = 200_000) -> str:
+        """Read a file of the repository (relative, or absolute inside the repository folder)."""
+        from swerex.runtime.abstract import ReadFileRequest
+
+        full = posixpath.normpath(posixpath.join(self.workdir, path))
+        if full != self.workdir and not full.startswith(self.workdir.rstrip("/") + "/"):
+            raise SandboxError(f"path {path!r} is outside the repository")
+        request = ReadFileRequest(path=full, errors="replace")
+        try:
+            response = await self._call(lambda: self._deployment.runtime.read_file(request))
+        except Exception as exc:
+            raise SandboxError(f"cannot read {path!r}: {exc}") from exc
+        return str(response.content)[:max_bytes]
+
+    async def close(self) -> None:
+        """Stop the deployment and delete any local copy."""
+        if self._deployment is not None:
+            # stopping a dead deployment must not hide the run's own error
+            with contextlib.suppress(Exception):
+                await self._call(self._deployment.stop)
+            # SWE-ReX stops a deployment again when it is garbage-collected, and a stopped remote
+            # deployment raises on a second stop: make that second stop a no-op
+            self._deployment.stop = _stopped
+            self._deployment = None
+        if self._copy is not None:
+            await self._copy.close()
+
+
+async def _stopped() -> None:
+    return None
+
+
+async def _awaited(fn: Callable[[], Awaitable[T]]) -> T:
+    return await fn()
