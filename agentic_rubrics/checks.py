@@ -6,7 +6,7 @@ gives ``missing: check_error``, never a 0.
 
 Paths are matched as globs against repository-relative paths (``*`` also crosses ``/``). A pattern
 without ``/`` also matches a file's base name; a pattern ending in ``/`` matches everything below
-that folder. Regexes are Python ``re`` patterns searched in each added or removed line.
+that folder; a pattern starting with ``/`` is anchored at the root (``/*.py``: top-level files only). Regexes are Python ``re`` patterns searched in each added or removed line.
 
 Every predicate also takes two optional file filters: ``in`` (only files matching this glob, or any of
 a list) and ``not_in`` (leave out files matching). ``{max_files: 1, not_in: '*tests/*'}`` says "at most
@@ -16,6 +16,7 @@ one non-test file changes".
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -35,6 +36,10 @@ _SYMBOL_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 def path_matches(path: str, pattern: str) -> bool:
     """Whether a repository-relative path matches a check's path pattern (see the module doc)."""
+    if pattern.startswith("/"):
+        # anchored at the repository root: "/*.py" is a Python file at the top level only
+        rest = pattern.lstrip("/")
+        return path.count("/") == rest.count("/") and fnmatchcase(path, rest)
     if pattern.endswith("/"):
         return path.startswith(pattern) or fnmatchcase(path, pattern + "*")
     if _GLOB_CHARS.search(pattern) is None:
@@ -280,6 +285,35 @@ def _deletes_no_file(files: Files, arg: str) -> bool:
 )
 def _touches_symbol(files: Files, arg: Any) -> bool:
     return any(touches_symbol(files, symbol) for symbol in _globs(arg))
+
+
+_IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)")
+
+
+def imported_modules(line: str) -> list[str]:
+    """Top-level modules an import line brings in (relative imports bring in none)."""
+    m = _IMPORT.match(line)
+    if not m:
+        return []
+    names = m.group(1).split(",") if m.group(1) else [m.group(2)]
+    return [n.strip().split(".")[0] for n in names if n.strip() and not n.strip().startswith(".")]
+
+
+@_spec(
+    "adds_no_import_except",
+    "globs",
+    "every module imported by an added line is in the standard library or in the list",
+    "{adds_no_import_except: [sympy], in: '*.py'}",
+)
+def _adds_no_import_except(files: Files, arg: Any) -> bool:
+    allowed = set(_globs(arg)) | set(sys.stdlib_module_names) | {"__future__"}
+    return all(
+        m in allowed
+        for f in files
+        if f.path.endswith(".py")
+        for ln in f.added
+        for m in imported_modules(ln)
+    )
 
 
 def check_problems(check: Check) -> list[tuple[str, str]]:

@@ -278,6 +278,78 @@ app.command("judge")(
 )
 
 
+@app.command("import-swebench")
+def import_swebench(
+    out: Annotated[Path, typer.Option("--out", help="The tasks JSONL file to write.")],
+    candidates: Annotated[
+        Path | None,
+        typer.Option(
+            "--candidates", help="Combined file: one record per instance with candidates."
+        ),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="SWE-bench rows (JSON, JSONL, or a datasets export)."),
+    ] = None,
+    predictions: Annotated[
+        list[Path] | None,
+        typer.Option("--predictions", help="A run's predictions; repeat for several runs."),
+    ] = None,
+    reports: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--report", help="The harness report of the run at the same position (labels)."
+        ),
+    ] = None,
+    all_candidates: Annotated[
+        bool,
+        typer.Option("--all-candidates", help="Keep resolved-only sources too (biased pools)."),
+    ] = False,
+    min_candidates: Annotated[int, typer.Option("--min-candidates")] = 2,
+    dedup: Annotated[
+        bool, typer.Option("--dedup", help="One candidate per distinct patch.")
+    ] = False,
+    cap_per_source: Annotated[int | None, typer.Option("--cap-per-source")] = None,
+) -> None:
+    """Turn SWE-bench files into a tasks JSONL file for run/explore/judge."""
+    from agentic_rubrics.exceptions import AgenticRubricsError
+    from agentic_rubrics.swebench import (
+        PoolOptions,
+        load_candidates_file,
+        pool_from_runs,
+        write_tasks,
+    )
+
+    options = PoolOptions(
+        full_run_only=not all_candidates,
+        min_candidates=min_candidates,
+        dedup=dedup,
+        cap_per_source=cap_per_source,
+    )
+    try:
+        if candidates is not None:
+            pool = load_candidates_file(candidates, options)
+        elif dataset is not None and predictions:
+            paired = list(predictions)
+            labels = list(reports or [])
+            if labels and len(labels) != len(paired):
+                raise typer.BadParameter("give one --report per --predictions, in the same order")
+            pool = pool_from_runs(
+                dataset, [(p, labels[i] if labels else None) for i, p in enumerate(paired)], options
+            )
+        else:
+            raise typer.BadParameter("give --candidates, or --dataset with --predictions")
+        write_tasks(pool, out)
+    except AgenticRubricsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    n = sum(len(t.candidates) for t in pool.tasks)
+    labelled = sum(1 for t in pool.tasks for c in t.candidates if c.resolved is not None)
+    typer.echo(
+        f"{out}: {len(pool.tasks)} tasks, {n} candidates ({labelled} labelled); left out: {pool.dropped or 'none'}"
+    )
+
+
 @app.command()
 def report(
     out: OutOpt,

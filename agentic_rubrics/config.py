@@ -16,7 +16,8 @@ from agentic_rubrics.judge import JudgeConfig
 from agentic_rubrics.rerank import SELECTORS
 from agentic_rubrics.scoring import DecisionPolicy
 
-BASE_SELECTORS = ["rubric", "self_consistency", "random"]
+BASE_SELECTORS = ["offline", "rubric", "self_consistency", "random"]
+MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_classifier"]
 
 # settings that change how fast or how far a run goes, never what a finished task's result is
 _NOT_HASHED = {
@@ -44,8 +45,8 @@ class RunConfig(BaseModel):
     policy: DecisionPolicy = Field(default_factory=DecisionPolicy)
     """Thresholds for decisions."""
     selectors: list[str] = Field(default_factory=lambda: list(BASE_SELECTORS))
-    """Selectors compared in the report; the first one writes selections.jsonl. With a judge model,
-    ``patch_classifier`` joins the defaults."""
+    """Selectors compared in the report; the first one writes selections.jsonl. Without a model
+    ``offline`` leads; with a judge model, ``rubric`` leads and ``patch_classifier`` joins."""
     rubrics_dir: str | None = None
     """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
     seed: int = 0
@@ -68,7 +69,7 @@ class RunConfig(BaseModel):
             judge = data.get("judge") or {}
             kind = judge.get("kind") if isinstance(judge, dict) else getattr(judge, "kind", None)
             if kind == "llm":
-                return {**data, "selectors": [*BASE_SELECTORS, "patch_classifier"]}
+                return {**data, "selectors": list(MODEL_SELECTORS)}
         return data
 
     @model_validator(mode="after")

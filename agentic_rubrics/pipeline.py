@@ -39,7 +39,7 @@ from agentic_rubrics.explore import Explorer, make_explorer
 from agentic_rubrics.judge import ChecksJudge, LLMJudge
 from agentic_rubrics.llm import LLM, Ledger, LLMConfig
 from agentic_rubrics.patch import is_empty_patch, patch_hash
-from agentic_rubrics.rerank import PatchClassifier, self_consistency_ranking
+from agentic_rubrics.rerank import PatchClassifier, patch_features, self_consistency_ranking
 from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml, write_rubric
 from agentic_rubrics.types import SCHEMA, Rubric, Task
 
@@ -141,14 +141,8 @@ async def _explore(
     cfg = ctx.config.explorer
     sandbox: Any = None
     try:
-        if cfg.uses_sandbox:
-            if not task.repo_path and cfg.sandbox.type in (
-                "auto",
-                "bubblewrap",
-                "local-copy",
-                "swerex-local",
-            ):
-                return None, [], {**status, "status": "failed", "reason": "no_repository"}, None
+        local = cfg.sandbox.type in ("auto", "bubblewrap", "local-copy", "swerex-local")
+        if cfg.uses_sandbox and not (local and not task.repo_path):
             sandbox = await open_sandbox(
                 cfg.sandbox,
                 instance_id=task.instance_id,
@@ -156,6 +150,9 @@ async def _explore(
                 model_commands=cfg.kind == "agent",
                 allow_unisolated=cfg.allow_unisolated,
             )
+        elif cfg.kind == "agent":
+            return None, [], {**status, "status": "failed", "reason": "no_repository"}, None
+        # the static explorer with no repository writes the issue-only static rubric
         kind = getattr(sandbox, "kind", None)
         try:
             rubric, steps = await ctx.explorer.explore(task, sandbox)
@@ -300,11 +297,14 @@ async def process_task(task: Task, ctx: RunContext, hook: ProgressHook | None = 
     rows = await judge_task(
         public, rubric, ctx.judge, repeats=repeats, concurrency=config.judge.concurrency
     )
-    baselines: dict[str, dict[str, float | None]] = {}
+    baselines: dict[str, Any] = {}
     if "self_consistency" in config.selectors:
         baselines["self_consistency"] = self_consistency_ranking(
             {c.id: c.patch for c in public.candidates}
         )
+    if "offline" in config.selectors:
+        features = patch_features({c.id: c.patch for c in public.candidates})
+        baselines["offline_features"] = features
     if ctx.classifier is not None:
         unique = {patch_hash(c.patch): c.patch for c in public.candidates}
         keys = list(unique)

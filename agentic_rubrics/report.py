@@ -16,7 +16,7 @@ from typing import Any
 from agentic_rubrics import metrics
 from agentic_rubrics.data import RunFolder
 from agentic_rubrics.exceptions import DataError, RubricError
-from agentic_rubrics.rerank import random_ranking, rubric_ranking, select
+from agentic_rubrics.rerank import offline_ranking, random_ranking, rubric_ranking, select
 from agentic_rubrics.rubric import load_rubric
 from agentic_rubrics.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
@@ -93,6 +93,11 @@ def ranking_for(selector: str, result: TaskResult) -> Ranking:
         return rubric_ranking(result.scores)
     if selector == "random":
         return random_ranking(list(result.scores))
+    if selector == "offline":
+        features = result.progress.get("baselines", {}).get("offline_features")
+        if features is None:
+            raise DataError(f"{result.instance_id}: no offline features were recorded in this run")
+        return offline_ranking(features, {cid: s.score for cid, s in result.scores.items()})
     stored = result.progress.get("baselines", {}).get(selector)
     if stored is None:
         raise DataError(f"{result.instance_id}: no {selector!r} values were recorded in this run")

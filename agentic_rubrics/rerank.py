@@ -26,6 +26,7 @@ SELECTORS: dict[str, str] = {
     "random": "every candidate tied: a uniform pick (expected Best@K = Random@K)",
     "self_consistency": "mean difflib similarity of a candidate's changed lines to the other candidates'",
     "patch_classifier": "a model's P(YES) that the patch resolves the issue, from the issue alone (needs a model)",
+    "offline": "the no-model ranking: rubric S with agreement across candidates and the patch's shape",
 }
 """The selectors a run can compare, name -> what ranks the candidates."""
 
@@ -170,3 +171,130 @@ class PatchClassifier:
         except (CallFailed, BudgetExceeded):
             return None
         return yes_probability(completion)
+
+
+# --------------------------------------------------------------------------- the offline ranking
+
+OFFLINE_FEATURES = (
+    "s",
+    "s_rel_max",
+    "agreement",
+    "agreement_rel_max",
+    "agreement_rel_mean",
+    "file_agreement",
+    "file_agreement_rel_max",
+    "log_changed_lines",
+    "log_changed_lines_rel_median",
+    "files",
+    "new_files",
+    "touches_tests",
+)
+"""What the offline ranking reads of a candidate: its rubric S, its agreement with the other candidates
+(line-level and file-level, also relative to the pool), and the shape of its patch."""
+
+
+def patch_features(patches: Mapping[str, str]) -> dict[str, dict[str, float] | None]:
+    """Per candidate: agreement with the others and the patch's shape (``None``: empty or unparsable).
+
+    Everything here is read from the patches alone; S is added at report time.
+    """
+    from agentic_rubrics.exceptions import PatchParseError
+    from agentic_rubrics.explore.codeindex import is_test_path
+    from agentic_rubrics.patch import parse_patch
+
+    agreement = self_consistency_ranking(patches)
+    parsed: dict[str, Any] = {}
+    for cid, patch in patches.items():
+        try:
+            parsed[cid] = None if is_empty_patch(patch) else parse_patch(patch)
+        except PatchParseError:
+            parsed[cid] = None
+    sources = {
+        cid: {path for f in p.files for path in f.paths if not is_test_path(path)}
+        for cid, p in parsed.items()
+        if p is not None
+    }
+    out: dict[str, dict[str, float] | None] = {}
+    for cid, p in parsed.items():
+        if p is None:
+            out[cid] = None
+            continue
+        others = [o for o in sources if o != cid]
+        jaccard = [
+            len(sources[cid] & sources[o]) / len(sources[cid] | sources[o])
+            if sources[cid] | sources[o]
+            else 0.0
+            for o in others
+        ]
+        out[cid] = {
+            "agreement": agreement[cid] or 0.0,
+            "file_agreement": sum(jaccard) / len(jaccard) if jaccard else 0.0,
+            "log_changed_lines": math.log1p(p.changed_lines),
+            "files": float(len(p.files)),
+            "new_files": float(sum(1 for f in p.files if f.is_new)),
+            "touches_tests": float(any(is_test_path(path) for f in p.files for path in f.paths)),
+        }
+    return out
+
+
+def _relative(rows: dict[str, dict[str, float]], key: str, how: str) -> None:
+    values = sorted(r[key] for r in rows.values())
+    if not values:
+        return
+    ref = {
+        "max": values[-1],
+        "mean": sum(values) / len(values),
+        "median": values[len(values) // 2],
+    }[how]
+    for r in rows.values():
+        r[f"{key}_rel_{how}"] = r[key] - ref
+
+
+def offline_feature_rows(
+    features: Mapping[str, dict[str, float] | None], scores: Mapping[str, float | None]
+) -> dict[str, dict[str, float]]:
+    """The full feature rows of a pool's usable candidates (S missing counts as 0)."""
+    rows = {cid: {**f, "s": scores.get(cid) or 0.0} for cid, f in features.items() if f is not None}
+    _relative(rows, "s", "max")
+    _relative(rows, "agreement", "max")
+    _relative(rows, "agreement", "mean")
+    _relative(rows, "file_agreement", "max")
+    _relative(rows, "log_changed_lines", "median")
+    return rows
+
+
+OFFLINE_WEIGHTS: dict[str, float] = {
+    "s": 8.1094,
+    "s_rel_max": -5.9899,
+    "agreement": 4.9963,
+    "agreement_rel_max": 0.9069,
+    "agreement_rel_mean": -2.4747,
+    "file_agreement": 0.4849,
+    "file_agreement_rel_max": 0.8759,
+    "log_changed_lines": -0.6434,
+    "log_changed_lines_rel_median": 0.6385,
+    "files": 0.047,
+    "new_files": -0.2995,
+    "touches_tests": 1.1362,
+}
+"""Logistic-regression weights on the raw features, fitted on every full-run candidate of the SWE-bench
+Lite development file (202 instances, 2591 candidates; ``weights_fitted_on_all`` of
+``python benchmarks/swebench_rerank.py --data lite_candidates.jsonl.gz``). The benchmark reports the
+ranking with weights refitted leaving each repository out, not these in-sample ones."""
+OFFLINE_BIAS = -9.0371
+
+
+def offline_ranking(
+    features: Mapping[str, dict[str, float] | None],
+    scores: Mapping[str, float | None],
+    weights: Mapping[str, float] | None = None,
+    bias: float | None = None,
+) -> Ranking:
+    """The offline ranking: a linear score over :data:`OFFLINE_FEATURES` (empty or unparsable: last)."""
+    w = OFFLINE_WEIGHTS if weights is None else weights
+    b = OFFLINE_BIAS if bias is None else bias
+    rows = offline_feature_rows(features, scores)
+    out: Ranking = dict.fromkeys(features)
+    for cid, row in rows.items():
+        out[cid] = b + sum(w.get(k, 0.0) * row[k] for k in OFFLINE_FEATURES)
+    return out

@@ -59,8 +59,10 @@ class Explorer(Protocol):
 
     name: str
 
-    async def explore(self, task: Task, sandbox: Sandbox) -> tuple[Rubric, list[dict[str, Any]]]:
-        """The rubric and the trajectory (tool calls) that produced it."""
+    async def explore(
+        self, task: Task, sandbox: Sandbox | None
+    ) -> tuple[Rubric, list[dict[str, Any]]]:
+        """The rubric and the trajectory (tool calls) that produced it (``sandbox``: none at hand)."""
         ...
 
 

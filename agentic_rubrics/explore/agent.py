@@ -157,8 +157,12 @@ class AgentExplorer:
             + f"\n[... truncated at {self.max_observation} characters ...]"
         )
 
-    async def explore(self, task: Task, sandbox: Sandbox) -> tuple[Rubric, list[dict[str, Any]]]:
+    async def explore(
+        self, task: Task, sandbox: Sandbox | None
+    ) -> tuple[Rubric, list[dict[str, Any]]]:
         """Run the agent to a valid, submitted rubric; raise ExplorationFailed otherwise."""
+        if sandbox is None:
+            raise ExplorationFailed("no_repository", [])
         p = self.prompt
         workspace = str(getattr(sandbox, "workdir", "the current folder"))
         variables = {

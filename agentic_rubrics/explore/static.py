@@ -211,6 +211,95 @@ async def _defined_exceptions(index: CodeIndex, names: list[str]) -> set[str]:
     return defined
 
 
+def first_party_packages(paths: list[str]) -> list[str]:
+    """Top-level importable names of the repository's own code (``src/`` layouts included)."""
+    names: set[str] = set()
+    for path in paths:
+        parts = path.split("/")
+        if parts[0] == "src" and len(parts) > 2:
+            parts = parts[1:]
+        if len(parts) > 1 and not is_test_path(path):
+            names.add(parts[0])
+        elif len(parts) == 1 and path.endswith(".py"):
+            names.add(path.removesuffix(".py"))
+    return sorted(n for n in names if n.isidentifier())
+
+
+def mentions_tests(task: Task) -> bool:
+    """Whether the issue itself talks about tests (then editing them is part of the job)."""
+    return (
+        re.search(r"\btests?\b|\bpytest\b|\bunittest\b", task.problem_statement, re.I) is not None
+    )
+
+
+def common_items(
+    first_party: list[str], tests_in_issue: bool
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The integrity and runtime items every static rubric carries, all checks."""
+    integrity = [
+        _item(
+            "IN0",
+            "Changes source code outside the tests, not only comments or blank lines",
+            3,
+            {"adds_match": CODE_LINE, "in": "*.py", "not_in": TEST_GLOBS},
+        ),
+        _item(
+            "IN1",
+            "Removes no assertion from existing tests",
+            2,
+            {"removes_no_match": r"^\s*(assert\b|self\.assert)", "in": TEST_GLOBS},
+        ),
+        _item("IN2", "Adds no skip or xfail marker to tests", 3, {"adds_no_match": SKIP_MARKERS}),
+        _item("IN3", "Deletes no test file", 2, {"deletes_no_file": "*", "in": TEST_GLOBS}),
+        _item(
+            "IN4",
+            "Leaves packaging and dependency files unchanged",
+            1,
+            {"not_touches": DEPENDENCY_FILES},
+        ),
+        _item(
+            "IN5",
+            "Adds no script or reproduction file at the repository root",
+            1,
+            {"adds_no_file": "/*.py"},
+        ),
+    ]
+    if not tests_in_issue:
+        integrity.append(
+            _item(
+                "IN6",
+                "Changes no existing line of the tests",
+                1,
+                {"removes_no_match": ".", "in": TEST_GLOBS},
+            )
+        )
+    runtime = [
+        _item(
+            "RT1",
+            "Adds no print or debugger call to library code",
+            1,
+            {"adds_no_match": DEBUG_CALLS, "in": "*.py", "not_in": TEST_GLOBS},
+        ),
+        _item(
+            "RT2",
+            "Adds no broad exception handler that could hide the failure",
+            2,
+            {"adds_no_match": BROAD_EXCEPT, "not_in": TEST_GLOBS},
+        ),
+        _item("RT3", "Adds no sleep or timing dependence", 1, {"adds_no_match": r"time\.sleep\("}),
+    ]
+    if first_party:
+        runtime.append(
+            _item(
+                "RT4",
+                "Adds no import of a third-party package",
+                1,
+                {"adds_no_import_except": first_party, "in": "*.py", "not_in": TEST_GLOBS},
+            )
+        )
+    return integrity, runtime
+
+
 async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
     """Explore and write the rubric for one task."""
     mentions = find_mentions(task.problem_statement)
@@ -280,37 +369,7 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
                     {"adds_match": rf"\b{re.escape(exc)}\b", "in": top},
                 )
             )
-    integrity = [
-        _item(
-            "IN1",
-            "Removes no assertion from existing tests",
-            2,
-            {"removes_no_match": r"^\s*(assert\b|self\.assert)", "in": TEST_GLOBS},
-        ),
-        _item("IN2", "Adds no skip or xfail marker to tests", 3, {"adds_no_match": SKIP_MARKERS}),
-        _item("IN3", "Deletes no test file", 2, {"deletes_no_file": "*", "in": TEST_GLOBS}),
-        _item(
-            "IN4",
-            "Leaves packaging and dependency files unchanged",
-            1,
-            {"not_touches": DEPENDENCY_FILES},
-        ),
-    ]
-    runtime = [
-        _item(
-            "RT1",
-            "Adds no print or debugger call to library code",
-            1,
-            {"adds_no_match": DEBUG_CALLS, "in": "*.py", "not_in": TEST_GLOBS},
-        ),
-        _item(
-            "RT2",
-            "Adds no broad exception handler that could hide the failure",
-            2,
-            {"adds_no_match": BROAD_EXCEPT, "not_in": TEST_GLOBS},
-        ),
-        _item("RT3", "Adds no sleep or timing dependence", 1, {"adds_no_match": r"time\.sleep\("}),
-    ]
+    integrity, runtime = common_items(first_party_packages(index.files), mentions_tests(task))
     title = task.problem_statement.strip().splitlines()[0][:200] if task.problem_statement else ""
     bug = (
         f"Not diagnosed (rule-based explorer); the issue points at {top}"
@@ -337,8 +396,18 @@ class StaticExplorer:
 
     name = "static"
 
-    async def explore(self, task: Task, sandbox: Sandbox) -> tuple[Rubric, list[dict[str, Any]]]:
-        """The rubric and the trajectory of tool calls that grounded it."""
+    async def explore(
+        self, task: Task, sandbox: Sandbox | None
+    ) -> tuple[Rubric, list[dict[str, Any]]]:
+        """The rubric and the trajectory of tool calls that grounded it.
+
+        With no sandbox (no repository at hand), the issue-only static rubric: names from the issue,
+        confirmed against the candidates' diffs.
+        """
+        if sandbox is None:
+            from agentic_rubrics.explore.issue_static import build_issue_rubric
+
+            return build_issue_rubric(task), [{"tool": "issue_and_diffs", "argument": None}]
         index = CodeIndex(sandbox)
         rubric, _ = await build_rubric(task, index)
         steps = [

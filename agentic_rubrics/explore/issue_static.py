@@ -1,0 +1,174 @@
+"""The issue-only static rubric: for tasks with no repository at hand (SWE-bench files alone).
+
+Names come from the issue — paths, traceback frames, dotted names and symbols, the exception it expects —
+and are confirmed only against the candidates' own diffs: the files they change, the function context
+of their hunks, and the ``def``/``class`` lines around their changes. Nothing the diffs do not show is
+written down. Every item carries a check.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from agentic_rubrics.checks import _enclosing_chains
+from agentic_rubrics.exceptions import PatchParseError
+from agentic_rubrics.explore.codeindex import TEST_GLOBS, is_test_path
+from agentic_rubrics.explore.mentions import find_mentions, is_builtin_exception
+from agentic_rubrics.explore.static import (
+    _item,
+    _literal_fragment,
+    common_items,
+    first_party_packages,
+    mentions_tests,
+)
+from agentic_rubrics.patch import ParsedPatch, parse_patch
+from agentic_rubrics.types import Rubric, Task
+
+
+def _suffix_match(printed: str, path: str) -> bool:
+    printed = printed.replace("\\", "/")
+    return printed == path or printed.endswith("/" + path) or path.endswith("/" + printed)
+
+
+def build_issue_rubric(task: Task) -> Rubric:
+    """A checks-only rubric from the issue, confirmed against the candidates' diffs."""
+    mentions = find_mentions(task.problem_statement)
+    parsed: list[ParsedPatch] = []
+    for c in task.candidates:
+        try:
+            parsed.append(parse_patch(c.patch))
+        except PatchParseError:
+            continue
+    # what the diffs show: files changed, and the definitions around changed lines
+    file_votes: Counter[str] = Counter()
+    symbol_votes: Counter[str] = Counter()
+    for p in parsed:
+        changed = {path for f in p.files for path in f.paths if not is_test_path(path)}
+        file_votes.update(changed)
+        shown: set[str] = set()
+        for f in p.files:
+            if is_test_path(f.path):
+                continue
+            for chain in _enclosing_chains(f):
+                shown.update(name for name, _ in chain)
+        symbol_votes.update(shown)
+
+    # leads from the issue, kept only where a diff confirms them; the deepest frame first
+    frame_files = [
+        path
+        for fr in reversed(mentions.frames)
+        for path in file_votes
+        if _suffix_match(fr.path, path)
+    ]
+    path_files = [
+        path for printed in mentions.paths for path in file_votes if _suffix_match(printed, path)
+    ]
+    files = list(dict.fromkeys(frame_files + path_files))
+    names = set(mentions.names)
+    frame_funcs = [fr.func for fr in reversed(mentions.frames) if fr.func in symbol_votes]
+    symbols = list(
+        dict.fromkeys(frame_funcs + [s for s, _ in symbol_votes.most_common() if s in names])
+    )
+
+    fc: list[dict[str, Any]] = []
+    sa: list[dict[str, Any]] = []
+    if files:
+        fc.append(
+            _item(
+                "FC1",
+                f"Modifies {' or '.join(files[:3])}, named in the issue",
+                3,
+                {"touches": files[:3]},
+            )
+        )
+    if symbols:
+        fc.append(
+            _item(
+                f"FC{len(fc) + 1}",
+                f"Changes code inside {' or '.join(symbols[:4])}, named in the issue",
+                2,
+                {"touches_symbol": symbols[:4], "not_in": TEST_GLOBS},
+            )
+        )
+    fc.append(
+        _item(
+            f"FC{len(fc) + 1}",
+            "Changes at most 2 non-test files",
+            1,
+            {"max_files": 2, "not_in": TEST_GLOBS},
+        )
+    )
+    fc.append(
+        _item(
+            f"FC{len(fc) + 1}",
+            "Keeps the non-test diff under 100 changed lines",
+            1,
+            {"max_changed_lines": 100, "not_in": TEST_GLOBS},
+        )
+    )
+    expected = [e for e in mentions.expected_exceptions if e not in mentions.observed_exceptions]
+    for exc in expected[:2]:
+        if (
+            is_builtin_exception(exc)
+            or any(exc in s for s in symbol_votes)
+            or exc in mentions.names
+        ):
+            sa.append(
+                _item(
+                    f"SA{len(sa) + 1}",
+                    f"Raises or handles {exc}, the exception the issue expects",
+                    2,
+                    {"adds_match": rf"\b{re.escape(exc)}\b", "not_in": TEST_GLOBS},
+                )
+            )
+    # an error message the issue quotes, found on a line some candidate changes or keeps around a change
+    for message in mentions.messages[:3]:
+        fragment = _literal_fragment(message)
+        if fragment and any(
+            fragment in ln.text for p in parsed for f in p.files for h in f.hunks for ln in h.lines
+        ):
+            sa.append(
+                _item(
+                    f"SA{len(sa) + 1}",
+                    f"Changes the code around the message the issue quotes ({fragment[:60]!r})",
+                    2,
+                    {"removes_match": re.escape(fragment), "not_in": TEST_GLOBS},
+                )
+            )
+            break
+    if files:
+        sa.append(
+            _item(
+                f"SA{len(sa) + 1}",
+                f"Changes executable code in {' or '.join(files[:3])}, not only comments",
+                2,
+                {"adds_match": r"^\s*[^\s#]", "in": files[:3]},
+            )
+        )
+    first_party = sorted({p for path in file_votes for p in first_party_packages([path])})
+    repo_name = task.repo.rsplit("/", 1)[-1].replace("-", "_")
+    if repo_name.isidentifier():
+        first_party = sorted(set(first_party) | {repo_name})
+    integrity, runtime = common_items(first_party, mentions_tests(task))
+    title = (
+        task.problem_statement.strip().splitlines()[0][:200]
+        if task.problem_statement.strip()
+        else ""
+    )
+    confirmed = ", ".join(files[:3] + symbols[:4]) or "nothing the issue names"
+    return Rubric.model_validate(
+        {
+            "metadata": {
+                "task_summary": title or task.instance_id,
+                "underlying_bug": f"Not diagnosed (rule-based, issue only); the candidates' diffs confirm {confirmed}",
+            },
+            "axes": {
+                "file_change_rubrics": fc,
+                "spec_alignment_rubrics": sa,
+                "integrity_rubrics": integrity,
+                "runtime_rubrics": runtime,
+            },
+        }
+    )

@@ -1,0 +1,373 @@
+"""Rerank real SWE-bench candidates and measure every method on the same instances.
+
+    python benchmarks/swebench_rerank.py --data ../shared/data/swebench/lite_candidates.jsonl.gz \\
+        --out benchmarks/results/lite
+
+Defaults: full-run candidates only (their runs published failing patches too), instances with at least
+two candidates, no deduplication, no cap per source. Methods (keys of results.json):
+
+- ``random``: a uniform pick (Best@K = Random@K).
+- ``self_consistency``: mean difflib ratio of a candidate's changed lines to the other candidates'.
+- ``static_rubric``: the rule-based rubric's S (issue-only static rubric when no repository is given).
+- ``offline``: the offline ranking, with weights fitted by logistic regression **leaving one repository
+  out** (each repository's instances are scored by weights fitted on the other repositories only).
+- ``offline_shipped``: the weights the library ships (fitted on all of this file: in-sample, shown only
+  to check that they match the cross-validated ones).
+- with ``--model``: ``llm_rubric`` (the model writes the rubric from the issue and judges),
+  ``agentic_rubric`` (needs ``--repo-root``: the model explores ``DIR/<instance_id>``), and
+  ``patch_classifier``.
+
+Scoring reads the problem statement and the candidate patches only; gold patches serve the sanity check
+(S of the gold patch and of the empty patch), labels only the metrics. The ablation shows what each
+group of offline signals adds (cross-validated the same way).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from agentic_rubrics import metrics
+from agentic_rubrics.checks import check_verdicts
+from agentic_rubrics.config import load_config
+from agentic_rubrics.data import RunFolder
+from agentic_rubrics.pipeline import run
+from agentic_rubrics.report import TaskResult, load_results
+from agentic_rubrics.rerank import OFFLINE_FEATURES, offline_feature_rows, offline_ranking
+from agentic_rubrics.scoring import DecisionPolicy, score_candidate
+from agentic_rubrics.swebench import PoolOptions, load_candidates_file, read_records, write_tasks
+
+GROUPS = {
+    "rubric S": ("s", "s_rel_max"),
+    "line agreement": ("agreement", "agreement_rel_max", "agreement_rel_mean"),
+    "file agreement": ("file_agreement", "file_agreement_rel_max"),
+    "patch shape": (
+        "log_changed_lines",
+        "log_changed_lines_rel_median",
+        "files",
+        "new_files",
+        "touches_tests",
+    ),
+}
+KS = list(range(1, 17))
+
+
+# --------------------------------------------------------------------------- fitting
+
+
+def fit_weights(
+    rows: Sequence[dict[str, float]], labels: Sequence[int], features: Sequence[str], c: float = 1.0
+) -> tuple[dict[str, float], float]:
+    """Logistic regression on standardised features, returned as weights on the raw features."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    x = np.array([[r[f] for f in features] for r in rows], dtype=float)
+    mean, std = x.mean(axis=0), x.std(axis=0)
+    std[std == 0] = 1.0
+    model = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / std, np.array(labels))
+    coef = model.coef_[0] / std
+    bias = float(model.intercept_[0] - (coef * mean).sum())
+    return {f: float(w) for f, w in zip(features, coef, strict=True)}, bias
+
+
+def feature_rows(t: TaskResult) -> dict[str, dict[str, float]]:
+    features = t.progress["baselines"]["offline_features"]
+    return offline_feature_rows(features, {cid: s.score for cid, s in t.scores.items()})
+
+
+def loro_rankings(
+    tasks: list[TaskResult], repos: dict[str, str], features: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """Offline rankings where each repository's tasks are scored by weights fitted on the others."""
+    out: dict[str, dict[str, float | None]] = {}
+    rows = {t.instance_id: feature_rows(t) for t in tasks}
+    for repo in sorted(set(repos.values())):
+        train_rows, train_y = [], []
+        for t in tasks:
+            if repos[t.instance_id] != repo:
+                for cid, r in rows[t.instance_id].items():
+                    train_rows.append(r)
+                    train_y.append(int(bool(t.labels[cid])))
+        weights, bias = fit_weights(train_rows, train_y, features)
+        for t in tasks:
+            if repos[t.instance_id] == repo:
+                out[t.instance_id] = offline_ranking(
+                    t.progress["baselines"]["offline_features"],
+                    {cid: s.score for cid, s in t.scores.items()},
+                    weights,
+                    bias,
+                )
+    return out
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def method_metrics(
+    tasks: list[TaskResult],
+    ranking: Callable[[TaskResult], dict[str, float | None]],
+    resamples: int,
+    auc_values: Callable[[TaskResult], dict[str, float | None]] | None = None,
+) -> dict[str, Any]:
+    """Best@K with intervals, Oracle@K, Random@K, ROC-AUC, PR-AUC and coverage of one method."""
+    per_k: dict[str, list[float]] = {str(k): [] for k in KS}
+    oracle: dict[str, list[float]] = {str(k): [] for k in KS}
+    randoms, pairs = [], []
+    with_value = total = 0
+    for t in tasks:
+        r = ranking(t)
+        ids = list(t.labels)
+        ys = [int(bool(t.labels[c])) for c in ids]
+        values = [r.get(c) for c in ids]
+        for k in KS:
+            per_k[str(k)].append(metrics.best_at_k(values, ys, k) or 0.0)
+            oracle[str(k)].append(metrics.pass_at_k(ys, k) or 0.0)
+        randoms.append(metrics.random_at_k(ys) or 0.0)
+        auc_map = auc_values(t) if auc_values else r
+        for c, y in zip(ids, ys, strict=True):
+            total += 1
+            if auc_map.get(c) is not None:
+                with_value += 1
+                pairs.append((float(auc_map[c]), y))  # type: ignore[arg-type]
+
+    def ci(values: list[float]) -> list[float] | None:
+        found = metrics.bootstrap_ci(values, metrics.mean, n_resamples=resamples)
+        return [round(found[0], 4), round(found[1], 4)] if found else None
+
+    roc = metrics.roc_auc([p for p, _ in pairs], [y for _, y in pairs]) if pairs else None
+    ap = metrics.pr_auc([p for p, _ in pairs], [y for _, y in pairs]) if pairs else None
+    return {
+        "best_at_k": {k: metrics.mean(v) for k, v in per_k.items()},
+        "best_at_k_ci": {k: ci(v) for k, v in per_k.items()} if resamples else {},
+        "oracle_at_k": {k: metrics.mean(v) for k, v in oracle.items()},
+        "random_at_k": metrics.mean(randoms),
+        "roc_auc": roc,
+        "pr_auc": ap,
+        "coverage": with_value / total if total else None,
+    }
+
+
+def sanity(tasks: list[TaskResult], gold: dict[str, str], policy: DecisionPolicy) -> dict[str, Any]:
+    """Mean S of the gold patch and of the empty patch under each task's rubric."""
+    gold_s, empty_s = [], []
+    for t in tasks:
+        if t.rubric is None:
+            continue
+        for patch, into in ((gold.get(t.instance_id), gold_s), ("", empty_s)):
+            if patch is None:
+                continue
+            v = check_verdicts(t.rubric, patch, instance_id=t.instance_id, candidate_id="x")
+            s = score_candidate(t.rubric, v.values(), instance_id=t.instance_id, candidate_id="x",
+                                empty_patch=not patch.strip(), policy=policy).score  # fmt: skip
+            if s is not None:
+                into.append(s)
+    return {
+        "gold_patch_mean_s": metrics.mean(gold_s),
+        "empty_patch_mean_s": metrics.mean(empty_s),
+        "tasks": len(gold_s),
+    }
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--data", type=Path, required=True, help="combined candidates file (.jsonl or .jsonl.gz)"
+    )
+    parser.add_argument("--out", type=Path, help="write results.json (and the run folders) here")
+    parser.add_argument("--model", help="litellm model for the LLM methods")
+    parser.add_argument("--api-base", help="OpenAI-compatible server for --model")
+    parser.add_argument(
+        "--repo-root", type=Path, help="DIR/<instance_id> holds each repository at its base commit"
+    )
+    parser.add_argument(
+        "--all-candidates", action="store_true", help="also resolved-only sources (biased)"
+    )
+    parser.add_argument("--min-candidates", type=int, default=2)
+    parser.add_argument("--dedup", action="store_true")
+    parser.add_argument("--cap-per-source", type=int)
+    parser.add_argument("--max-instances", type=int, help="only the first N instances (quick runs)")
+    parser.add_argument(
+        "--exclude-from",
+        type=Path,
+        action="append",
+        default=[],
+        help="leave out instances that also appear in this file (a held-out test of the shipped weights)",
+    )
+    parser.add_argument(
+        "--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)"
+    )
+    args = parser.parse_args(argv)
+
+    started = time.monotonic()
+    options = PoolOptions(
+        full_run_only=not args.all_candidates,
+        min_candidates=args.min_candidates,
+        dedup=args.dedup,
+        cap_per_source=args.cap_per_source,
+    )
+    pool = load_candidates_file(args.data, options)
+    excluded: set[str] = set()
+    for other in args.exclude_from:
+        excluded |= {r["instance_id"] for _, r in read_records(other)}
+    pool.tasks = [t for t in pool.tasks if t.instance_id not in excluded]
+    if args.max_instances:
+        pool.tasks = pool.tasks[: args.max_instances]
+    work = args.out or Path("runs") / "swebench_rerank"
+    tasks_file = write_tasks(pool, work / "tasks.jsonl")
+    repos = {t.instance_id: t.repo for t in pool.tasks}
+    static_dir = work / "static"
+    config = load_config(
+        None,
+        {
+            "bootstrap_resamples": 0,
+            "selectors": ["offline", "rubric", "self_consistency", "random"],
+        },
+    )
+    run(tasks_file, static_dir, config, restart=True)
+    policy = config.policy
+    tasks = [
+        t
+        for t in load_results(
+            RunFolder(static_dir), policy=policy, selectors=config.selectors, seed=0
+        )
+        if t.labelled
+    ]
+
+    methods: dict[str, Any] = {}
+    rank = lambda name: lambda t: t.rankings[name]  # noqa: E731
+    methods["random"] = method_metrics(tasks, rank("random"), args.resamples)
+    methods["self_consistency"] = method_metrics(tasks, rank("self_consistency"), args.resamples)
+    methods["static_rubric"] = method_metrics(
+        tasks,
+        rank("rubric"),
+        args.resamples,
+        auc_values=lambda t: {c: s.score for c, s in t.scores.items()},
+    )
+    cv = loro_rankings(tasks, repos, OFFLINE_FEATURES)
+    methods["offline"] = method_metrics(tasks, lambda t: cv[t.instance_id], args.resamples)
+    methods["offline_shipped"] = method_metrics(tasks, rank("offline"), 0)
+
+    ablation: dict[str, Any] = {}
+    for group, names in GROUPS.items():
+        kept = [f for f in OFFLINE_FEATURES if f not in names]
+        without = loro_rankings(tasks, repos, kept)
+        only = loro_rankings(tasks, repos, list(names))
+        m_without = method_metrics(tasks, lambda t, r=without: r[t.instance_id], 0)
+        m_only = method_metrics(tasks, lambda t, r=only: r[t.instance_id], 0)
+        ablation[group] = {
+            "without": {
+                "best_at_16": m_without["best_at_k"]["16"],
+                "roc_auc": m_without["roc_auc"],
+            },
+            "alone": {"best_at_16": m_only["best_at_k"]["16"], "roc_auc": m_only["roc_auc"]},
+        }
+    all_rows, all_y = [], []
+    for t in tasks:
+        for cid, r in feature_rows(t).items():
+            all_rows.append(r)
+            all_y.append(int(bool(t.labels[cid])))
+    weights, bias = fit_weights(all_rows, all_y, OFFLINE_FEATURES)
+
+    if args.model:
+        methods.update(llm_methods(args, tasks_file, work, tasks))
+
+    results = {
+        "command": "python benchmarks/swebench_rerank.py "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "data": args.data.name,
+        "instances": len(tasks),
+        "candidates": sum(len(t.labels) for t in tasks),
+        "options": vars(options),
+        "dropped": pool.dropped,
+        "excluded_instances": len(excluded),
+        "methods": methods,
+        "ablation_offline": ablation,
+        "sanity": sanity(tasks, pool.gold, policy),
+        "weights_fitted_on_all": {"weights": weights, "bias": bias},
+        "seconds": round(time.monotonic() - started, 1),
+    }
+    print_summary(results)
+    if args.out:
+        (args.out / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+def llm_methods(
+    args: argparse.Namespace, tasks_file: Path, work: Path, static_tasks: list[TaskResult]
+) -> dict[str, Any]:
+    """The model-backed methods, through the pipeline like a user would run them."""
+    out: dict[str, Any] = {}
+    model = {"model": args.model, "api_base": args.api_base}
+    runs = {"llm_rubric": {"explorer": {"kind": "issue-only", "model": model}}}
+    if args.repo_root:
+        with_repos = work / "tasks_with_repos.jsonl"
+        rows = [json.loads(line) for line in tasks_file.read_text().splitlines() if line.strip()]
+        for r in rows:
+            r["repo_path"] = str(args.repo_root / r["instance_id"])
+        with_repos.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        runs["agentic_rubric"] = {
+            "explorer": {"kind": "agent", "model": model},
+            "_tasks": str(with_repos),
+        }
+    for name, settings in runs.items():
+        tasks_path = Path(settings.pop("_tasks", str(tasks_file)))
+        config = load_config(None, {**settings, "judge": {"kind": "llm", "model": model},
+                                    "bootstrap_resamples": 0})  # fmt: skip
+        folder = work / name
+        run(tasks_path, folder, config)
+        results = [
+            t
+            for t in load_results(
+                RunFolder(folder), policy=config.policy, selectors=config.selectors, seed=0
+            )
+            if t.labelled
+        ]
+        out[name] = method_metrics(results, lambda t: t.rankings["rubric"], args.resamples,
+                                   auc_values=lambda t: {c: s.score for c, s in t.scores.items()})  # fmt: skip
+        if name == "llm_rubric":
+            out["patch_classifier"] = method_metrics(
+                results, lambda t: t.rankings["patch_classifier"], args.resamples
+            )
+    return out
+
+
+def print_summary(results: dict[str, Any]) -> None:
+    print(
+        f"{results['instances']} instances, {results['candidates']} candidates ({results['data']})"
+    )
+    print(f"{'method':<18} {'Best@1':>7} {'Best@4':>7} {'Best@16':>8} {'ROC-AUC':>8} {'PR-AUC':>7}")
+    for name, m in results["methods"].items():
+        b = m["best_at_k"]
+        auc = "n/a" if m["roc_auc"] is None else f"{m['roc_auc']:.3f}"
+        ap = "n/a" if m["pr_auc"] is None else f"{m['pr_auc']:.3f}"
+        print(
+            f"{name:<18} {100 * b['1']:7.1f} {100 * b['4']:7.1f} {100 * b['16']:8.1f} {auc:>8} {ap:>7}"
+        )
+    oracle = next(iter(results["methods"].values()))["oracle_at_k"]["16"]
+    print(f"{'oracle':<18} {'':7} {'':7} {100 * oracle:8.1f}")
+    print("ablation (offline, leave-one-repository-out):")
+    for group, a in results["ablation_offline"].items():
+        print(
+            f"  {group:<16} without: Best@16 {100 * a['without']['best_at_16']:.1f} AUC {a['without']['roc_auc']:.3f}"
+            f"   alone: Best@16 {100 * a['alone']['best_at_16']:.1f} AUC {a['alone']['roc_auc']:.3f}"
+        )
+    s = results["sanity"]
+    print(
+        f"sanity: mean S of gold patches {s['gold_patch_mean_s']:.3f}, of empty patches {s['empty_patch_mean_s']:.3f}"
+    )
+    print(f"({results['seconds']} s)")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
