@@ -184,7 +184,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--data", type=Path, required=True, help="combined candidates file (.jsonl or .jsonl.gz)"
     )
-    parser.add_argument("--out", type=Path, help="write results.json (and the run folders) here")
+    parser.add_argument("--out", type=Path, help="write results.json here")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="run folders and the tasks file (default: runs/swebench_rerank/<data name>; they hold"
+        " the candidates' patches, so keep them out of the repository)",
+    )
     parser.add_argument("--model", help="litellm model for the LLM methods")
     parser.add_argument("--api-base", help="OpenAI-compatible server for --model")
     parser.add_argument(
@@ -223,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     pool.tasks = [t for t in pool.tasks if t.instance_id not in excluded]
     if args.max_instances:
         pool.tasks = pool.tasks[: args.max_instances]
-    work = args.out or Path("runs") / "swebench_rerank"
+    work = args.work or Path("runs") / "swebench_rerank" / args.data.name.split(".")[0]
     tasks_file = write_tasks(pool, work / "tasks.jsonl")
     repos = {t.instance_id: t.repo for t in pool.tasks}
     static_dir = work / "static"
@@ -299,6 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print_summary(results)
     if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     return 0
 

@@ -236,7 +236,7 @@ def test_the_benchmark_cross_validates_and_writes_results(tmp_path: Path) -> Non
     pool = make_pool_file(tmp_path)
     out = tmp_path / "bench"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "swebench_rerank.py"), "--data", str(pool), "--out", str(out), "--resamples", "20"],
+        [sys.executable, str(ROOT / "benchmarks" / "swebench_rerank.py"), "--data", str(pool), "--out", str(out), "--work", str(tmp_path / "work"), "--resamples", "20"],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -272,7 +272,7 @@ def test_the_benchmark_cross_validates_and_writes_results(tmp_path: Path) -> Non
 def test_offline_beats_self_consistency_on_real_lite_candidates(tmp_path: Path) -> None:
     out = tmp_path / "lite"
     done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "swebench_rerank.py"), "--data", str(LITE), "--out", str(out), "--resamples", "0"],
+        [sys.executable, str(ROOT / "benchmarks" / "swebench_rerank.py"), "--data", str(LITE), "--out", str(out), "--work", str(tmp_path / "work"), "--resamples", "0"],
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
