@@ -27,8 +27,17 @@ def test_python_example_runs(tmp_path: Path) -> None:
 
 def test_every_cli_command_in_the_readme_exists() -> None:
     text = README.read_text()
-    commands = set(re.findall(r"^agentic-rubrics (\w+)", text, re.M))
-    assert {"run", "explore", "judge", "report", "demo", "validate", "schema"} <= commands
+    commands = set(re.findall(r"^agentic-rubrics ([\w-]+)", text, re.M))
+    assert {
+        "run",
+        "explore",
+        "judge",
+        "report",
+        "demo",
+        "validate",
+        "schema",
+        "import-swebench",
+    } <= commands
     for command in commands:
         result = CliRunner().invoke(app, [command, "--help"])
         assert result.exit_code == 0, command
