@@ -218,12 +218,24 @@ def _options(
 
 def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOptions) -> None:
     from agentic_rubrics.config import load_config
+    from agentic_rubrics.data import load_tasks
     from agentic_rubrics.exceptions import AgenticRubricsError
     from agentic_rubrics.pipeline import run
+    from agentic_rubrics.progress import RunProgress
 
     try:
         cfg = load_config(opts.config, opts.overrides())
-        report = run(tasks, out, cfg, restart=opts.restart, stages=stages, api_key=opts.api_key)
+        total = len(load_tasks(tasks))
+        with RunProgress(total, title=" + ".join(s for s in stages if s != "report")) as progress:
+            report = run(
+                tasks,
+                out,
+                cfg,
+                restart=opts.restart,
+                stages=stages,
+                api_key=opts.api_key,
+                hook=progress,
+            )
     except AgenticRubricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -347,6 +359,31 @@ def import_swebench(
     labelled = sum(1 for t in pool.tasks for c in t.candidates if c.resolved is not None)
     typer.echo(
         f"{out}: {len(pool.tasks)} tasks, {n} candidates ({labelled} labelled); left out: {pool.dropped or 'none'}"
+    )
+
+
+@app.command()
+def calibrate(
+    fit: Annotated[Path, typer.Option("--fit", help="Run folder to fit S -> P(resolved) on.")],
+    apply: Annotated[Path, typer.Option("--apply", help="Run folder to apply it to.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where calibration.json and reliability.png go.")
+    ] = None,
+) -> None:
+    """Fit an isotonic calibration of S on one run and apply it to another (reliability diagram)."""
+    from agentic_rubrics.calibration import calibrate as run_calibration
+    from agentic_rubrics.exceptions import AgenticRubricsError
+
+    try:
+        result = run_calibration(fit, apply, out)
+    except AgenticRubricsError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from exc
+    target = out or apply / "calibration"
+    b, e = result["brier"], result["ece"]
+    typer.echo(
+        f"{target}: {result['candidates']} candidates; Brier {b['s_as_probability']:.4f} -> "
+        f"{b['calibrated']:.4f}, ECE {e['s_as_probability']:.4f} -> {e['calibrated']:.4f}"
     )
 
 

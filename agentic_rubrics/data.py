@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import tempfile
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -184,7 +185,13 @@ class RunFolder:
                     shutil.rmtree(folder)
         self.root.mkdir(parents=True, exist_ok=True)
         atomic_write_json(
-            self.config_path, {"schema": SCHEMA, "config_hash": config_hash, "config": config}
+            self.config_path,
+            {
+                "schema": SCHEMA,
+                "run_id": uuid.uuid4().hex,  # names this run in records made from it (calibrations)
+                "config_hash": config_hash,
+                "config": config,
+            },
         )
 
     def config(self) -> dict[str, Any]:

@@ -47,8 +47,10 @@ __all__ = ["RunConfig", "load_config", "run", "run_async", "write_report"]
 
 log = logging.getLogger(__name__)
 
-ProgressHook = Callable[[str, str], None]
-"""Called as ``hook(event, instance_id)`` with events ``explored``, ``judged``, ``skipped``."""
+ProgressHook = Callable[[str, str, dict[str, Any]], None]
+"""Called as ``hook(event, instance_id, info)`` with events ``explored``, ``judged``, ``skipped``;
+``info`` holds the task's missing verdicts (``missing``) and the run's spending so far (``usd``,
+``calls``)."""
 
 
 # --------------------------------------------------------------------------- stages
@@ -224,6 +226,11 @@ class RunContext:
             )
         return ctx
 
+    def spending(self) -> dict[str, Any]:
+        """Known dollars and model calls so far in this process."""
+        calls = sum(int(e["calls"]) for e in self.ledger.entries.values())
+        return {"usd": self.ledger.spent, "calls": calls}
+
     async def aclose(self) -> None:
         for llm in self.models:
             await llm.aclose()
@@ -292,7 +299,7 @@ async def process_task(task: Task, ctx: RunContext, hook: ProgressHook | None = 
     public = task.public()
     rubric, status = await obtain_rubric(public, ctx)
     if hook:
-        hook("explored", task.instance_id)
+        hook("explored", task.instance_id, ctx.spending())
     repeats = config.judge.repeats if config.judge.kind == "llm" else 1
     rows = await judge_task(
         public, rubric, ctx.judge, repeats=repeats, concurrency=config.judge.concurrency
@@ -355,7 +362,8 @@ async def process_task(task: Task, ctx: RunContext, hook: ProgressHook | None = 
     }
     ctx.folder.record_task(rows, progress)
     if hook:
-        hook("judged", task.instance_id)
+        missing = sum(1 for r in rows if r["origin"] == "missing")
+        hook("judged", task.instance_id, {**ctx.spending(), "missing": missing})
 
 
 async def run_async(
@@ -399,7 +407,7 @@ async def run_async(
                     )
             for t in tasks:
                 if t.instance_id in done and hook:
-                    hook("skipped", t.instance_id)
+                    hook("skipped", t.instance_id, {"missing": 0})
 
             async def guarded(task: Task) -> None:
                 async with limit:
@@ -412,7 +420,7 @@ async def run_async(
                 async with limit:
                     await obtain_rubric(task.public(), ctx)
                     if hook:
-                        hook("explored", task.instance_id)
+                        hook("explored", task.instance_id, {**ctx.spending(), "explore_only": True})
 
             await asyncio.gather(*(explore_only(t) for t in tasks))
     finally:
@@ -424,11 +432,14 @@ async def run_async(
 
 def write_report(folder: RunFolder, tasks: list[Task] | None = None) -> dict[str, Any]:
     """Build report.json and report.md; with the tasks at hand, also selections.jsonl."""
-    from agentic_rubrics.report import build_report, render_markdown
+    from agentic_rubrics.plots import write_plots
+    from agentic_rubrics.report import build_report_and_results, render_markdown
 
-    report = build_report(folder)
+    report, results = build_report_and_results(folder)
+    plots = write_plots(folder.root, report, results)
+    report["plots"] = [path for _, path in plots]
     atomic_write_json(folder.report_json, report)
-    atomic_write_text(folder.report_md, render_markdown(report))
+    atomic_write_text(folder.report_md, render_markdown(report, plots))
     if tasks is not None:
         primary = report["primary_selector"]
         patches = {(t.instance_id, c.id): c.patch for t in tasks for c in t.candidates}

@@ -169,6 +169,13 @@ def _selector_metrics(
 
 def build_report(folder: RunFolder, *, n_resamples: int | None = None) -> dict[str, Any]:
     """Every number of the run, from the folder's files."""
+    return build_report_and_results(folder, n_resamples=n_resamples)[0]
+
+
+def build_report_and_results(
+    folder: RunFolder, *, n_resamples: int | None = None
+) -> tuple[dict[str, Any], list[TaskResult]]:
+    """The report, and the per-task results it was computed from (for plots and audits)."""
     recorded = folder.config()
     cfg = recorded["config"]
     policy = DecisionPolicy.model_validate(cfg["policy"])
@@ -248,7 +255,7 @@ def build_report(folder: RunFolder, *, n_resamples: int | None = None) -> dict[s
         "cost": cost_summary(results),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
-    return report
+    return report, results
 
 
 def repeat_stability(
@@ -360,6 +367,15 @@ def _pct(rate: dict[str, Any]) -> str:
     return f"{rate['n']}/{rate['of']}" + ("" if v is None else f" ({100 * v:.1f}%)")
 
 
+def _plot_lines(plots: list[tuple[str, str]]) -> list[str]:
+    if not plots:
+        return []
+    lines = ["## Plots", ""]
+    for title, path in plots:
+        lines += [f"![{title}]({path})", ""]
+    return lines
+
+
 def _repeat_lines(report: dict[str, Any]) -> list[str]:
     change = report["selection_changes_between_repeats"]
     if change is None:
@@ -389,8 +405,8 @@ def _cost_lines(cost: dict[str, Any], tasks: int) -> list[str]:
     return lines
 
 
-def render_markdown(report: dict[str, Any]) -> str:
-    """A readable report: selection quality by K, ranking quality, coverage, decisions, cost."""
+def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None = None) -> str:
+    """A readable report: selection quality by K, ranking quality, coverage, decisions, cost, plots."""
     c = report["counts"]
     sel = report["selectors"]
     names = list(sel)
@@ -470,6 +486,7 @@ def render_markdown(report: dict[str, Any]) -> str:
         *_repeat_lines(report),
         *_cost_lines(report["cost"], report["counts"]["tasks"]),
         "",
+        *_plot_lines(plots or []),
         "## Tasks",
         "",
         "| task | K | resolved | rubric | " + " | ".join(f"{n} pick" for n in names) + " |",

@@ -1,0 +1,167 @@
+"""Plots in every report, calibration across runs, progress bars, and the audit notebook on the demo run."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from agentic_rubrics import audit
+from agentic_rubrics.bundled import write_tasks_jsonl
+from agentic_rubrics.calibration import brier, calibrate, ece, load_calibration, reliability
+from agentic_rubrics.cli import app
+from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.pipeline import RunConfig, run
+from agentic_rubrics.plots import roc_points
+from agentic_rubrics.progress import RunProgress
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def halves(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """Two runs over disjoint halves of the bundled tasks."""
+    root = tmp_path_factory.mktemp("halves")
+    rows = write_tasks_jsonl(root / "all.jsonl").read_text().splitlines()
+    out = []
+    for n, part in enumerate((rows[:5], rows[5:])):
+        tasks = root / f"half{n}.jsonl"
+        tasks.write_text("\n".join(part) + "\n")
+        run(tasks, root / f"run{n}", RunConfig(bootstrap_resamples=50))
+        out.append(root / f"run{n}")
+    return out[0], out[1]
+
+
+def test_every_report_embeds_its_plots(halves: tuple[Path, Path]) -> None:
+    folder = halves[0]
+    report = json.loads((folder / "report.json").read_text())
+    assert report["plots"] == [
+        "plots/best_at_k.png",
+        "plots/s_by_label.png",
+        "plots/axis_by_label.png",
+        "plots/roc.png",
+    ]
+    md = (folder / "report.md").read_text()
+    for path in report["plots"]:
+        data = (folder / path).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 5000
+        assert f"]({path})" in md
+    assert "## Plots" in md
+
+
+def test_roc_points() -> None:
+    assert roc_points([0.9, 0.8, 0.1], [1, 0, 0]) == [
+        (0.0, 0.0),
+        (0.0, 1.0),
+        (0.5, 1.0),
+        (1.0, 1.0),
+    ]
+    assert roc_points([0.5, 0.5], [1, 0]) == [(0.0, 0.0), (1.0, 1.0)]
+    assert roc_points([0.5], [1]) == []
+
+
+def test_calibration_fitted_on_one_run_applied_to_another(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    fit_on, apply_to = halves
+    result = calibrate(fit_on, apply_to, tmp_path / "cal")
+    cal = load_calibration(tmp_path / "cal" / "calibration.json")
+    assert cal.x == sorted(cal.x) and cal.y == sorted(cal.y)  # isotonic: monotone
+    assert all(0.0 <= y <= 1.0 for y in cal.y)
+    assert result["applied_to"] != result["calibration"]["fitted_on"]
+    bins = result["reliability"]["calibrated"]
+    assert sum(b["count"] for b in bins) == result["candidates"] == 75
+    assert (tmp_path / "cal" / "reliability.png").read_bytes().startswith(b"\x89PNG")
+    # the numbers follow their definitions
+    assert brier([0.0, 1.0], [0, 1]) == 0.0 and brier([0.5, 0.5], [1, 0]) == 0.25
+    assert ece(reliability([0.05, 0.95], [0, 1])) == pytest.approx(0.05)
+    assert result["ece"]["calibrated"] <= result["ece"]["s_as_probability"]
+    out = CliRunner().invoke(
+        app,
+        [
+            "calibrate",
+            "--fit",
+            str(fit_on),
+            "--apply",
+            str(apply_to),
+            "--out",
+            str(tmp_path / "c2"),
+        ],
+    )
+    assert out.exit_code == 0 and "75 candidates; Brier" in out.output
+
+
+def test_calibration_needs_both_labels(tmp_path: Path) -> None:
+    rows = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()[:1]
+    record = json.loads(rows[0])
+    for c in record["candidates"]:
+        c["resolved"] = False
+    tasks = tmp_path / "one.jsonl"
+    tasks.write_text(json.dumps(record) + "\n")
+    run(tasks, tmp_path / "r", RunConfig(bootstrap_resamples=0))
+    with pytest.raises(DataError, match="needs resolved and unresolved"):
+        calibrate(tmp_path / "r", tmp_path / "r")
+
+
+def test_progress_counts_and_stays_quiet_off_a_terminal() -> None:
+    with RunProgress(3, force=True) as bar:
+        bar.console.file = io.StringIO()
+        bar("judged", "a", {"missing": 2, "usd": 0.5, "calls": 3})
+        bar("skipped", "b", {"missing": 0})
+        bar("explored", "c", {"usd": 0.75, "calls": 4})
+        assert bar.progress.tasks[0].completed == 2
+        assert bar.missing == 2 and bar.status == "missing verdicts 2 · $0.7500"
+    quiet = RunProgress(1)  # pytest's stderr is not a terminal
+    assert quiet.progress.disable
+
+
+def test_audit_finds_disagreements_with_their_deciding_items(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    a = audit.load_audit(halves[1])
+    rows = audit.disagreements(a)
+    assert rows, "the static rubric disagrees with the tests somewhere"
+    for row in rows:
+        if row["case"] == "tests pass, S low":
+            assert row["resolved"] and row["s"] < 0.7
+        else:
+            assert not row["resolved"] and row["s"] >= 0.85
+        assert row["deciding_items"]
+    first = rows[0]
+    audit.label(
+        rows, first["instance_id"], first["candidate_id"], "band-aid fix", note="checked by hand"
+    )
+    with pytest.raises(DataError, match="unknown utility label"):
+        audit.label(rows, first["instance_id"], first["candidate_id"], "nice")
+    path = audit.save_labels(rows, tmp_path / "labels.csv")
+    again = audit.merge_saved_labels(audit.disagreements(a), path)
+    assert again[0]["utility"] == "band-aid fix" and again[0]["utility_group"] == "high"
+    with path.open() as fh:
+        assert next(iter(csv.DictReader(fh)))["note"] == "checked by hand"
+
+
+def test_the_audit_notebook_runs_on_the_demo_run(halves: tuple[Path, Path], tmp_path: Path) -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.read(ROOT / "notebooks" / "rubric_utility_audit.ipynb", as_version=4)
+    os.environ["AUDIT_RUN"] = str(halves[0])
+    try:
+        NotebookClient(
+            notebook,
+            timeout=300,
+            kernel_name="python3",
+            resources={"metadata": {"path": str(tmp_path)}},
+        ).execute()
+    finally:
+        os.environ.pop("AUDIT_RUN", None)
+    outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = json.dumps([o.get("data", {}) for o in outputs])
+    assert "tests pass, S low" in text and "Saved" in text
+    assert (halves[0] / "audit_labels.csv").exists()
