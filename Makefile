@@ -14,7 +14,7 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP_INSTALL) -e '.[dev]'
+	$(PIP_INSTALL) -e '.[dev,ray]'
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

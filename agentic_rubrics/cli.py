@@ -96,6 +96,9 @@ class RunOptions:
     sandbox: str | None = None
     unsafe_local_sandbox: bool = False
     max_turns: int | None = None
+    executor: str | None = None
+    ray_address: str | None = None
+    workers: int | None = None
 
     def overrides(self) -> dict[str, Any]:
         """Nested settings for :func:`agentic_rubrics.config.load_config` (``None`` = unset)."""
@@ -134,6 +137,9 @@ class RunOptions:
             else None,
             "seed": self.seed,
             "max_cost_usd": self.max_cost,
+            "executor": self.executor,
+            "ray_address": self.ray_address,
+            "workers": self.workers,
             "trajectories": None if self.trajectories else False,
         }
 
@@ -211,6 +217,31 @@ def _options(
     ] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Seconds per model call.")
+    ] = None,
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            help="auto, bubblewrap, local-copy, swerex-local, swerex-docker or swerex-modal"
+            " (swerex-remote: through --config).",
+        ),
+    ] = None,
+    unsafe_local_sandbox: Annotated[
+        bool,
+        typer.Option("--unsafe-local-sandbox", help="Let a model's commands run unisolated here."),
+    ] = False,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", help="The agent explorer's turn budget.")
+    ] = None,
+    executor: Annotated[
+        str | None, typer.Option("--executor", help="local (this process) or ray (needs [ray]).")
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster to join (default: a local one)."),
+    ] = None,
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Ray tasks in flight at once.")
     ] = None,
 ) -> RunOptions:
     return RunOptions(**locals())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -21,7 +21,8 @@ MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_cla
 
 # settings that change how fast or how far a run goes, never what a finished task's result is
 _NOT_HASHED = {
-    "task_concurrency", "trajectories", "max_cost_usd",
+    "task_concurrency", "trajectories", "max_cost_usd", "max_sandboxes", "executor", "ray_address",
+    "workers",
 }  # fmt: skip
 _LLM_NOT_HASHED = {
     "timeout",
@@ -61,6 +62,14 @@ class RunConfig(BaseModel):
     """Tasks explored and judged at the same time (does not change results)."""
     trajectories: bool = True
     """Write exploration trajectories to trajectories/ (does not change results)."""
+    max_sandboxes: int = Field(default=4, ge=1)
+    """Sandboxes open at the same time across the whole run (does not change results)."""
+    executor: Literal["local", "ray"] = "local"
+    """``local``: tasks run in this process; ``ray``: each task is a Ray task (``agentic-rubrics[ray]``)."""
+    ray_address: str | None = None
+    """The Ray cluster to join (``None``: start a local one)."""
+    workers: int | None = Field(default=None, ge=1)
+    """Ray tasks in flight at once (``None``: the cluster's CPUs)."""
 
     @model_validator(mode="before")
     @classmethod

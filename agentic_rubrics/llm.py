@@ -16,21 +16,28 @@ reaches for the network.
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
-import hashlib
-import json
 import os
 import time
-from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
-from agentic_rubrics.exceptions import BudgetExceeded, ModelError
-from agentic_rubrics.types import SCHEMA, Completion, Usage
+from agentic_rubrics.exceptions import ModelError
+from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
+from agentic_rubrics.llm_cache import ResponseCache
+from agentic_rubrics.types import Completion, Usage
+
+__all__ = [
+    "LLM",
+    "CallFailed",
+    "LLMConfig",
+    "Ledger",
+    "ResponseCache",
+    "classify",
+    "import_litellm",
+]
 
 PLACEHOLDER_KEY = "no-key-needed-for-local-server"
 """Sent as the API key when an ``api_base`` is given and no key exists anywhere (local servers)."""
@@ -75,6 +82,10 @@ class LLMConfig(BaseModel):
     """Cap on the reply length."""
     extra_params: dict[str, Any] = Field(default_factory=dict)
     """Passed through to litellm unchanged (e.g. ``top_p``, ``reasoning_effort``)."""
+    input_cost_per_token: float | None = Field(default=None, ge=0)
+    """Price this model (dollars per prompt token) where litellm does not know it, e.g. a local server."""
+    output_cost_per_token: float | None = Field(default=None, ge=0)
+    """Price this model (dollars per completion token) where litellm does not know it."""
     processes: int = Field(default=0, ge=0, le=64)
     """0: call litellm in this process. N: run litellm in N worker processes (its per-call CPU cost
     then stops limiting throughput); not for ``local/`` scripted models."""
@@ -173,120 +184,6 @@ def classify(exc: BaseException) -> CallFailed:
     return CallFailed("bad_request", f"{name}: {short}")
 
 
-# --------------------------------------------------------------------------- accounting and cache
-
-
-@dataclass
-class Ledger:
-    """Calls, tokens and cost, by phase and by task; the run's budget is checked against it."""
-
-    max_cost_usd: float | None = None
-    entries: dict[tuple[str, str], dict[str, float]] = field(
-        default_factory=lambda: defaultdict(
-            lambda: {
-                "calls": 0,
-                "cached_calls": 0,
-                "failed_calls": 0,
-                "prompt_tokens": 0,
-                "completion_tokens": 0,
-                "usd": 0.0,
-                "unknown_cost_calls": 0,
-            }
-        )
-    )
-
-    @property
-    def spent(self) -> float:
-        """Known dollars spent so far (calls with an unknown price add nothing here)."""
-        return sum(e["usd"] for e in self.entries.values())
-
-    def check_budget(self) -> None:
-        """Raise before a new call once the budget is reached."""
-        if self.max_cost_usd is not None and self.spent >= self.max_cost_usd:
-            raise BudgetExceeded(f"cost limit ${self.max_cost_usd:.4f} reached (${self.spent:.4f})")
-
-    def record(self, phase: str, task: str, usage: Usage | None, *, failed: bool = False) -> None:
-        """Count one call (a cache hit counts as a cached call and costs nothing)."""
-        e = self.entries[(phase, task)]
-        if failed or usage is None:
-            e["failed_calls"] += 1
-            return
-        if usage.cached:
-            e["cached_calls"] += 1
-            return
-        e["calls"] += 1
-        e["prompt_tokens"] += usage.prompt_tokens
-        e["completion_tokens"] += usage.completion_tokens
-        if usage.cost_usd is None:
-            e["unknown_cost_calls"] += 1
-        else:
-            e["usd"] += usage.cost_usd
-
-    def for_task(self, task: str) -> dict[str, dict[str, float]]:
-        """The task's counts by phase."""
-        return {phase: dict(v) for (phase, t), v in self.entries.items() if t == task}
-
-
-class ResponseCache:
-    """Completions on disk, content-addressed, in append-only JSONL segments (one per writer).
-
-    Only successful completions are stored. Appending a line is far cheaper than a file per entry;
-    a write cut short leaves a torn last line, which loading skips (that answer is simply asked
-    again). Segments written by other processes are read when the cache is first used.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._index: dict[str, dict[str, Any]] | None = None
-        self._segment: Any = None
-
-    @staticmethod
-    def key(model: str, messages: list[dict[str, Any]], params: dict[str, Any], repeat: int) -> str:
-        blob = json.dumps(
-            {"model": model, "messages": messages, "params": params, "repeat": repeat},
-            sort_keys=True,
-            ensure_ascii=False,
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()
-
-    def _load(self) -> dict[str, dict[str, Any]]:
-        if self._index is None:
-            index: dict[str, dict[str, Any]] = {}
-            for segment in sorted(self.root.glob("*.jsonl")):
-                for line in segment.read_text(encoding="utf-8", errors="replace").split("\n"):
-                    try:
-                        row = json.loads(line)
-                        index[row["key"]] = row["completion"]
-                    except (ValueError, KeyError, TypeError):
-                        continue  # a torn or blank line
-            self._index = index
-        return self._index
-
-    def get(self, key: str) -> Completion | None:
-        """The cached completion for ``key``, if any."""
-        found = self._load().get(key)
-        return None if found is None else Completion.model_validate(found)
-
-    def put(self, key: str, completion: Completion) -> None:
-        """Append one completion (flushed, not fsynced: losing it only costs one request again)."""
-        index = self._load()
-        doc = completion.model_dump(mode="json")
-        if self._segment is None:
-            self.root.mkdir(parents=True, exist_ok=True)
-            name = f"{os.getpid()}-{time.time_ns()}-{os.urandom(3).hex()}.jsonl"
-            self._segment = (self.root / name).open("a", encoding="utf-8")
-        row = {"schema": SCHEMA, "key": key, "completion": doc}
-        self._segment.write(json.dumps(row, ensure_ascii=False) + "\n")
-        self._segment.flush()
-        index[key] = doc
-
-    def close(self) -> None:
-        """Close this writer's segment."""
-        if self._segment is not None:
-            self._segment.close()
-            self._segment = None
-
-
 # --------------------------------------------------------------------------- the door
 
 
@@ -336,6 +233,11 @@ def _to_completion(response: Any, litellm: Any, model: str) -> Completion:
     )
 
 
+def llm_slot_key(config: LLMConfig) -> str:
+    """One concurrency limit per model and server."""
+    return f"llm:{config.model}@{config.api_base or ''}"
+
+
 class LLM:
     """A model behind the door. Implements the ``Model`` protocol (``name``, ``complete``).
 
@@ -343,8 +245,8 @@ class LLM:
         config: the model and how to call it.
         api_key: the key, if any (never written anywhere).
         cache_dir: where responses are cached (``None``: no cache).
-        ledger: shared accounting and budget (one per run).
-        semaphore: shared concurrency limit (one per run).
+        ledger: accounting of this process (per phase and task).
+        limiter: the run's global limits (concurrency per model, budget); one per run.
     """
 
     def __init__(
@@ -354,22 +256,22 @@ class LLM:
         api_key: SecretStr | str | None = None,
         cache_dir: Path | None = None,
         ledger: Ledger | None = None,
-        semaphore: asyncio.Semaphore | None = None,
+        limiter: Limiter | None = None,
     ) -> None:
         self.config = config
         self.name = config.model
         self._key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.ledger = ledger or Ledger()
-        self._semaphore = semaphore
+        self.limiter: Limiter = limiter or LocalLimiter({self.slot_key: config.concurrency})
         self._pool: Any = None
+        self._priced = False
         self.requests_sent = 0
 
     @property
-    def semaphore(self) -> asyncio.Semaphore:
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.config.concurrency)
-        return self._semaphore
+    def slot_key(self) -> str:
+        """The limiter key of this model (one concurrency limit per model configuration)."""
+        return llm_slot_key(self.config)
 
     def _api_key(self) -> str | None:
         if self._key is not None:
@@ -397,15 +299,42 @@ class LLM:
             kwargs["api_key"] = key
         return kwargs
 
+    def price_entry(self) -> dict[str, Any] | None:
+        """The litellm model-map entry pricing this model, when the configuration sets a price."""
+        c = self.config
+        if c.input_cost_per_token is None and c.output_cost_per_token is None:
+            return None
+        return {
+            c.model: {
+                "litellm_provider": c.model.split("/", 1)[0],
+                "mode": "chat",
+                "input_cost_per_token": c.input_cost_per_token or 0.0,
+                "output_cost_per_token": c.output_cost_per_token or 0.0,
+            }
+        }
+
+    def _register_price(self, litellm: Any) -> None:
+        # in every process that calls the model (Ray workers, litellm worker processes): prices set in
+        # the configuration must hold wherever the call is made
+        entry = self.price_entry()
+        if entry is not None:
+            litellm.register_model(entry)
+
     async def _send(self, kwargs: dict[str, Any]) -> Completion:
         if self.config.processes > 0:
             if self._pool is None:
                 from agentic_rubrics.llm_pool import WorkerPool
 
                 self._pool = WorkerPool(self.config.processes)
-            pooled: Completion = await self._pool.complete(kwargs)
+            entry = self.price_entry()
+            pooled: Completion = await self._pool.complete(
+                {**kwargs, "_price": entry} if entry else kwargs
+            )
             return pooled
         litellm = import_litellm()
+        if not self._priced:
+            self._register_price(litellm)
+            self._priced = True
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:
@@ -448,8 +377,8 @@ class LLM:
             base = self.config.backoff_initial * 2 ** (state.attempt_number - 1)
             return float(min(self.config.backoff_max, base * (0.5 + _jitter())))
 
-        async with self.semaphore:
-            self.ledger.check_budget()
+        async with self.limiter.slot(self.slot_key):
+            await self.limiter.check_budget()
             try:
                 async for attempt in AsyncRetrying(
                     stop=stop_after_attempt(self.config.max_retries + 1),
@@ -474,7 +403,10 @@ class LLM:
                         f" {failure}. Check the model string (provider/model) and --api-base."
                     ) from failure
                 raise
-        self.ledger.record(phase, task, completion.usage)
+            # counted before the slot is released, so the next call sees this one's cost
+            self.ledger.record(phase, task, completion.usage)
+            if completion.usage.cost_usd:
+                await self.limiter.spend(completion.usage.cost_usd)
         if self.cache is not None:
             self.cache.put(key, completion)
         return completion

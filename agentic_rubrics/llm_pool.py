@@ -25,7 +25,13 @@ def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child pro
     loop = asyncio.new_event_loop()
     send_lock = threading.Lock()
 
+    priced: set[str] = set()
+
     async def handle(rid: int, kwargs: dict[str, Any]) -> None:
+        price = kwargs.pop("_price", None)
+        if price and kwargs["model"] not in priced:
+            litellm.register_model(price)  # a price set in the configuration holds here too
+            priced.add(kwargs["model"])
         try:
             response = await litellm.acompletion(**kwargs)
             out: tuple[Any, ...] = (

@@ -103,8 +103,9 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
 class LoopbackServer:
     """An OpenAI-compatible chat server on 127.0.0.1 (a real socket), scriptable per request.
 
-    ``requests`` holds every request body received, in arrival order, ``headers`` their headers, and
-    ``answered`` the numbers of the requests that got a completion.
+    ``requests`` holds every request body received, in arrival order, ``headers`` their headers,
+    ``answered`` the numbers of the requests that got a completion, and ``max_in_flight`` the most
+    requests it was working on at once.
     """
 
     def __init__(self, script: Script | None = None, *, latency: float = 0.0) -> None:
@@ -113,6 +114,8 @@ class LoopbackServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.answered: list[int] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
         server = self
@@ -134,9 +137,15 @@ class LoopbackServer:
                     number = len(server.requests)
                     server.requests.append(body)
                     server.headers.append({k.lower(): v for k, v in self.headers.items()})
-                reply = server.script(body, number)
-                if server.latency:
-                    time.sleep(server.latency)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    reply = server.script(body, number)
+                    if server.latency:
+                        time.sleep(server.latency)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
                 if reply.action == "hang":
                     server._stop.wait(600)
                     self.close_connection = True

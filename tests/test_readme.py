@@ -42,3 +42,14 @@ def test_every_cli_command_in_the_readme_exists() -> None:
         result = CliRunner().invoke(app, [command, "--help"])
         assert result.exit_code == 0, command
     assert "make demo" in text and "make test" in text
+
+
+def test_every_option_in_the_readme_exists() -> None:
+    text = README.read_text()
+    helps = ""
+    for command in ("run", "demo", "report", "calibrate", "import-swebench", "validate", "schema"):
+        result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
+        helps += result.output
+    documented = set(re.findall(r"`(--[a-z][a-z-]+)", text))
+    missing = sorted(o for o in documented if o not in helps)
+    assert not missing, missing

@@ -1,0 +1,91 @@
+"""What the tasks of a run share in one process: explorer, judge, models, limits, accounting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from agentic_rubrics import Judge
+from agentic_rubrics.config import RunConfig
+from agentic_rubrics.data import redactor
+from agentic_rubrics.explore import Explorer, make_explorer
+from agentic_rubrics.judge import ChecksJudge, LLMJudge
+from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
+from agentic_rubrics.llm import LLM, LLMConfig, llm_slot_key
+from agentic_rubrics.rerank import PatchClassifier
+
+SANDBOX_SLOT = "sandbox"
+
+
+def limiter_capacities(config: RunConfig) -> dict[str, int]:
+    """The run's global limits by slot key."""
+    capacities = {SANDBOX_SLOT: config.max_sandboxes}
+    for llm_config in (config.explorer.model, config.judge.model):
+        if llm_config is not None:
+            capacities[llm_slot_key(llm_config)] = llm_config.concurrency
+    return capacities
+
+
+@dataclass
+class RunContext:
+    """What the tasks of a run share in one process: explorer, judge, models, limits, accounting."""
+
+    config: RunConfig
+    cache_dir: Path
+    explorer: Explorer
+    judge: Judge
+    ledger: Ledger
+    limiter: Limiter
+    classifier: PatchClassifier | None = None
+    models: list[LLM] = field(default_factory=list)
+    redact: Callable[[Any], Any] = field(default=lambda x: x)
+
+    @classmethod
+    def build(
+        cls,
+        config: RunConfig,
+        root: Path,
+        api_key: str | None,
+        limiter: Limiter | None = None,
+    ) -> RunContext:
+        """Everything a task needs; ``limiter`` defaults to this process's own limits."""
+        ledger = Ledger()
+        limiter = limiter or LocalLimiter(limiter_capacities(config), config.max_cost_usd)
+        models: dict[str, LLM] = {}
+
+        def llm_for(llm_config: LLMConfig) -> LLM:
+            key = llm_config.model_dump_json()
+            if key not in models:
+                models[key] = LLM(
+                    llm_config,
+                    api_key=SecretStr(api_key) if api_key else None,
+                    cache_dir=root / "cache" / "llm",
+                    ledger=ledger,
+                    limiter=limiter,
+                )
+            return models[key]
+
+        explorer_llm = llm_for(config.explorer.model) if config.explorer.model else None
+        explorer = make_explorer(config.explorer, explorer_llm)
+        ctx = cls(config, root / "cache", explorer, ChecksJudge(), ledger, limiter)
+        if config.judge.kind == "llm" and config.judge.model is not None:
+            llm = llm_for(config.judge.model)
+            ctx.judge = LLMJudge(llm, config.judge, seed=config.seed)
+            if "patch_classifier" in config.selectors:
+                ctx.classifier = PatchClassifier(llm)
+        ctx.models = list(models.values())
+        ctx.redact = redactor([api_key] if api_key else [])
+        return ctx
+
+    def spending(self) -> dict[str, Any]:
+        """Known dollars and model calls so far in this process."""
+        return {"usd": self.ledger.spent, "calls": self.ledger.calls}
+
+    async def aclose(self) -> None:
+        """Stop model worker processes and close caches."""
+        for llm in self.models:
+            await llm.aclose()

@@ -1,0 +1,362 @@
+"""One task's work: explore (or reuse) its rubric, judge its candidates, compute its baselines.
+
+The work is computed without touching the run folder and returned as a :class:`TaskOutcome` of plain
+values, so it can run anywhere (this process, or a Ray worker); the caller stores outcomes in the run
+folder, one writer, in the order they finish. Explorers and judges get the task's public view only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentic_rubrics import Judge
+from agentic_rubrics.context import SANDBOX_SLOT, RunContext
+from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text
+from agentic_rubrics.exceptions import AgenticRubricsError, JudgeError, ModelError, RubricError
+from agentic_rubrics.patch import is_empty_patch, patch_hash
+from agentic_rubrics.rerank import patch_features, self_consistency_ranking
+from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml
+from agentic_rubrics.types import SCHEMA, Rubric, Task
+
+log = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------- outcomes
+
+
+@dataclass
+class RubricOutcome:
+    """A task's rubric (as written to rubrics.yaml), its status, and the exploration trajectory."""
+
+    instance_id: str
+    rubric_yaml: str | None
+    status: dict[str, Any]
+    trajectory: dict[str, Any] | None = None
+    fresh: bool = True  # False: it was already in the run folder
+
+    @property
+    def rubric(self) -> Rubric | None:
+        if self.rubric_yaml is None:
+            return None
+        rubric, _ = parse_rubric(self.rubric_yaml, f"rubrics/{self.instance_id}/rubrics.yaml")
+        return rubric
+
+
+@dataclass
+class TaskOutcome:
+    """Everything a finished task adds to the run folder."""
+
+    rubric: RubricOutcome
+    verdict_rows: list[dict[str, Any]]
+    progress: dict[str, Any]
+
+
+def earlier_rubric(folder: RunFolder, instance_id: str) -> RubricOutcome | None:
+    """The rubric an earlier attempt left in the run folder, if any."""
+    import json
+
+    path = folder.rubric_status_path(instance_id)
+    if not path.exists():
+        return None
+    status = json.loads(path.read_text(encoding="utf-8"))
+    text = (
+        folder.rubric_path(instance_id).read_text(encoding="utf-8")
+        if status["status"] == "ok"
+        else None
+    )
+    return RubricOutcome(instance_id, text, status, fresh=False)
+
+
+def store_rubric(folder: RunFolder, outcome: RubricOutcome) -> None:
+    """Write a fresh rubric, its trajectory, then its status (the status marks it done)."""
+    if not outcome.fresh:
+        return
+    if outcome.rubric_yaml is not None:
+        atomic_write_text(folder.rubric_path(outcome.instance_id), outcome.rubric_yaml)
+    if outcome.trajectory is not None:
+        atomic_write_json(folder.trajectory_path(outcome.instance_id), outcome.trajectory)
+    atomic_write_json(folder.rubric_status_path(outcome.instance_id), outcome.status)
+
+
+def store_task(folder: RunFolder, outcome: TaskOutcome) -> None:
+    """Write a finished task: its rubric (if fresh), then its verdicts, then its progress row."""
+    store_rubric(folder, outcome.rubric)
+    folder.record_task(outcome.verdict_rows, outcome.progress)
+
+
+# --------------------------------------------------------------------------- exploring
+
+
+async def obtain_rubric(
+    task: Task, ctx: RunContext, earlier: RubricOutcome | None
+) -> RubricOutcome:
+    """The task's rubric: from an earlier attempt, from ``--rubrics``, or explored now."""
+    if earlier is not None:
+        return earlier
+    config, explorer = ctx.config, ctx.explorer
+    started = time.monotonic()
+    status: dict[str, Any] = {"schema": SCHEMA, "instance_id": task.instance_id}
+    status["base_commit"] = task.base_commit
+    rubric: Rubric | None = None
+    trajectory: list[dict[str, Any]] = []
+    sandbox_kind = None
+    if config.rubrics_dir is not None:
+        status["source"] = "reused"
+        rubric, status = _reuse_rubric(task, Path(config.rubrics_dir), status)
+    else:
+        status["source"] = f"explorer:{explorer.name}"
+        rubric, trajectory, status, sandbox_kind = await _explore(task, ctx, status)
+    text = None
+    if rubric is not None:
+        text = rubric_to_yaml(rubric)
+        try:  # what is written must load back: the report reads it from disk
+            parse_rubric(text, f"rubrics/{task.instance_id}/rubrics.yaml")
+        except RubricError as exc:
+            rubric, text = None, None
+            status.update(status="failed", reason="invalid_rubric", problems=len(exc.problems))
+    if rubric is not None:
+        status.update(
+            status="ok",
+            reason=None,
+            hash=rubric.content_hash(),
+            items=sum(1 for _ in rubric.items()),
+            checked_items=sum(1 for _, i in rubric.items() if i.check is not None),
+            lint_warnings=len(lint(rubric)),
+        )
+    status["seconds"] = round(time.monotonic() - started, 3)
+    record = None
+    if config.trajectories and status["source"] != "reused":
+        record = ctx.redact(
+            {
+                "schema": SCHEMA,
+                "instance_id": task.instance_id,
+                "explorer": explorer.name,
+                "model": config.explorer.model.model if config.explorer.model else None,
+                "sandbox": sandbox_kind,
+                "status": status["status"],
+                "reason": status.get("reason"),
+                "turns": len(trajectory),
+                "cost": ctx.ledger.for_task(task.instance_id).get("explore", {}),
+                "steps": trajectory,
+            }
+        )
+    return RubricOutcome(task.instance_id, text, status, record)
+
+
+def _reuse_rubric(
+    task: Task, rubrics_dir: Path, status: dict[str, Any]
+) -> tuple[Rubric | None, dict[str, Any]]:
+    from agentic_rubrics.data import safe_name
+
+    for name in (task.instance_id, safe_name(task.instance_id)):
+        path = rubrics_dir / name / "rubrics.yaml"
+        if path.exists():
+            try:
+                rubric, _ = load_rubric(path)
+            except RubricError as exc:
+                failed = {
+                    "status": "failed",
+                    "reason": "rubric_invalid",
+                    "problems": len(exc.problems),
+                }
+                return None, {**status, **failed}
+            return rubric, status
+    return None, {**status, "status": "failed", "reason": "rubric_not_found"}
+
+
+async def _explore(
+    task: Task, ctx: RunContext, status: dict[str, Any]
+) -> tuple[Rubric | None, list[dict[str, Any]], dict[str, Any], str | None]:
+    from agentic_rubrics.explore.agent import ExplorationFailed
+    from agentic_rubrics.sandbox import open_sandbox
+
+    cfg = ctx.config.explorer
+    local = cfg.sandbox.type in ("auto", "bubblewrap", "local-copy", "swerex-local")
+    needs_sandbox = cfg.uses_sandbox and not (local and not task.repo_path)
+    if cfg.kind == "agent" and not needs_sandbox:
+        return None, [], {**status, "status": "failed", "reason": "no_repository"}, None
+    sandbox: Any = None
+    async with ctx.limiter.slot(SANDBOX_SLOT) if needs_sandbox else _nothing():
+        try:
+            if needs_sandbox:
+                sandbox = await open_sandbox(
+                    cfg.sandbox,
+                    instance_id=task.instance_id,
+                    repo_path=task.repo_path,
+                    model_commands=cfg.kind == "agent",
+                    allow_unisolated=cfg.allow_unisolated,
+                )
+            # with no repository the static explorer writes the issue-only static rubric
+            kind = getattr(sandbox, "kind", None)
+            try:
+                rubric, steps = await ctx.explorer.explore(task, sandbox)
+            except ExplorationFailed as failed:
+                return (
+                    None,
+                    failed.steps,
+                    {**status, "status": "failed", "reason": failed.reason},
+                    kind,
+                )
+            return rubric, steps, status, kind
+        except AgenticRubricsError as exc:
+            if isinstance(exc, ModelError):
+                raise  # authentication or an unknown model: the whole run cannot go on
+            reason = "sandbox_error" if sandbox is None and needs_sandbox else "explore_error"
+            log.warning("%s: %s: %s", task.instance_id, reason, exc)
+            failed_status = {
+                **status,
+                "status": "failed",
+                "reason": f"{reason}:{type(exc).__name__}",
+            }
+            return None, [], failed_status, None
+        finally:
+            if sandbox is not None:
+                await sandbox.close()
+
+
+class _nothing:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+# --------------------------------------------------------------------------- judging
+
+
+def _generator_warning(task: Task, model: str) -> int:
+    """Candidates whose source names the judge model (judging your own output inflates scores)."""
+    base = re.sub(r"[^a-z0-9]", "", model.rsplit("/", 1)[-1].lower())
+    if len(base) < 4:
+        return 0
+    return sum(
+        1
+        for c in task.candidates
+        if c.source and base in re.sub(r"[^a-z0-9]", "", c.source.lower())
+    )
+
+
+async def judge_task(
+    task: Task, rubric: Rubric | None, judge: Judge, *, repeats: int, concurrency: int
+) -> list[dict[str, Any]]:
+    """Verdict rows for every candidate (none when the rubric failed: scoring says rubric_error).
+
+    Identical patches (after normalising white space and index lines) are judged once and share
+    their verdicts. Checked items are recorded once (repeat 0): they cannot vary.
+    """
+    if rubric is None:
+        return []
+    limit = asyncio.Semaphore(concurrency)
+    item_ids = sorted(i.id for _, i in rubric.items())
+    groups: dict[str, list[str]] = {}
+    patches: dict[str, str] = {}
+    for c in task.candidates:
+        key = patch_hash(c.patch)
+        groups.setdefault(key, []).append(c.id)
+        patches.setdefault(key, c.patch)
+
+    async def one(key: str, repeat: int) -> list[dict[str, Any]]:
+        async with limit:
+            verdicts = await judge.judge(
+                instance_id=task.instance_id,
+                issue=task.problem_statement,
+                rubric=rubric,
+                candidate_id=groups[key][0],
+                patch=patches[key],
+                repeat=repeat,
+            )
+        if sorted(v.item_id for v in verdicts) != item_ids:
+            raise JudgeError(
+                f"{judge.name} returned verdicts for {sorted(v.item_id for v in verdicts)},"
+                f" expected exactly the rubric's items {item_ids}"
+            )
+        rows = [v.to_row() for v in verdicts if repeat == 0 or v.origin != "checked"]
+        return [{**r, "candidate_id": cid} for cid in groups[key] for r in rows]
+
+    jobs = [one(key, r) for key in groups for r in range(repeats)]
+    order = {c.id: n for n, c in enumerate(task.candidates)}
+    rows = [row for part in await asyncio.gather(*jobs) for row in part]
+    return sorted(rows, key=lambda r: (order[r["candidate_id"]], r["repeat"]))
+
+
+async def baselines_for(task: Task, ctx: RunContext) -> dict[str, Any]:
+    """The baseline selectors' values that need the patches (stored; the report needs no patch)."""
+    selectors = ctx.config.selectors
+    patches = {c.id: c.patch for c in task.candidates}
+    out: dict[str, Any] = {}
+    if "self_consistency" in selectors:
+        out["self_consistency"] = self_consistency_ranking(patches)
+    if "offline" in selectors:
+        out["offline_features"] = patch_features(patches)
+    if ctx.classifier is not None:
+        unique = {patch_hash(p): p for p in patches.values()}
+        keys = list(unique)
+        probs = await asyncio.gather(
+            *(
+                ctx.classifier.score(task.problem_statement, unique[k], task=task.instance_id)
+                for k in keys
+            )
+        )
+        by_key = dict(zip(keys, probs, strict=True))
+        out["patch_classifier"] = {cid: by_key[patch_hash(p)] for cid, p in patches.items()}
+    return out
+
+
+async def compute_task(
+    task: Task, ctx: RunContext, earlier: RubricOutcome | None = None
+) -> TaskOutcome:
+    """Explore (or reuse) and judge one task; nothing is written to the run folder here."""
+    started = time.monotonic()
+    config = ctx.config
+    public = task.public()
+    rubric_outcome = await obtain_rubric(public, ctx, earlier)
+    repeats = config.judge.repeats if config.judge.kind == "llm" else 1
+    rows = await judge_task(
+        public,
+        rubric_outcome.rubric,
+        ctx.judge,
+        repeats=repeats,
+        concurrency=config.judge.concurrency,
+    )
+    baselines = await baselines_for(public, ctx)
+    own_output = 0
+    if config.judge.model is not None:
+        # sources are read only to warn; they never reach a judge or a score
+        own_output = _generator_warning(task, config.judge.model.model)
+        if own_output:
+            log.warning(
+                "%s: the judge model %s also generated %d candidate(s); its scores may be inflated",
+                task.instance_id, config.judge.model.model, own_output,
+            )  # fmt: skip
+    status = rubric_outcome.status
+    progress = {
+        "schema": SCHEMA,
+        "instance_id": task.instance_id,
+        "repo": task.repo,
+        "base_commit": task.base_commit,
+        "explorer": config.explorer.kind if config.rubrics_dir is None else "reused",
+        "judge": ctx.judge.name,
+        "repeats": repeats,
+        "rubric": {k: status.get(k) for k in ("status", "reason", "hash", "source", "items")},
+        "candidates": [
+            {
+                "id": c.id,
+                "patch_hash": patch_hash(c.patch),
+                "empty": is_empty_patch(c.patch),
+                "resolved": c.resolved,
+            }
+            for c in task.candidates
+        ],
+        "baselines": baselines,
+        "verdict_rows": len(rows),
+        "judge_generated_candidates": own_output,
+        "cost": ctx.ledger.for_task(task.instance_id),
+        "seconds": round(time.monotonic() - started, 3),
+    }
+    return TaskOutcome(rubric_outcome, rows, progress)

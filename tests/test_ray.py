@@ -1,0 +1,137 @@
+"""The Ray executor on a local cluster: same results, same resume semantics, same global limits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentic_rubrics.bundled import write_tasks_jsonl
+from agentic_rubrics.config import load_config
+from agentic_rubrics.data import RunFolder, read_jsonl
+from agentic_rubrics.pipeline import run
+from agentic_rubrics.testing import LoopbackServer, judge_answer
+
+from .test_llm_pipeline import make_inputs
+
+ray = pytest.importorskip("ray")  # `make test` installs the [ray] extra, so this runs in CI
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster() -> Iterator[None]:
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        object_store_memory=80 * 1024 * 1024,
+        log_to_driver=False,
+    )
+    yield
+    ray.shutdown()
+
+
+def sorted_rows(path: Path) -> list[dict[str, Any]]:
+    return sorted(
+        (r for _, r in read_jsonl(path)),
+        key=lambda r: (r["instance_id"], r["candidate_id"], r["item_id"], r["repeat"]),
+    )
+
+
+def test_ray_gives_the_local_results(tmp_path: Path) -> None:
+    tasks = write_tasks_jsonl(tmp_path / "tasks.jsonl")
+    local = run(tasks, tmp_path / "local", load_config(None, {"bootstrap_resamples": 50}))
+    remote = run(
+        tasks, tmp_path / "ray", load_config(None, {"bootstrap_resamples": 50, "executor": "ray"})
+    )
+    assert local is not None and remote is not None
+    assert sorted_rows(tmp_path / "local" / "verdicts.jsonl") == sorted_rows(
+        tmp_path / "ray" / "verdicts.jsonl"
+    )
+    assert local["selectors"] == remote["selectors"] and local["tasks"] == remote["tasks"]
+    for rubric in (tmp_path / "local" / "rubrics").glob("*/rubrics.yaml"):
+        assert (
+            rubric.read_text()
+            == (tmp_path / "ray" / "rubrics" / rubric.parent.name / "rubrics.yaml").read_text()
+        )
+
+
+def test_ray_resumes_a_folder_without_redoing_finished_tasks(tmp_path: Path) -> None:
+    tasks = write_tasks_jsonl(tmp_path / "tasks.jsonl")
+    first = tmp_path / "first.jsonl"
+    first.write_text("".join(tasks.read_text().splitlines(keepends=True)[:4]))
+    out = tmp_path / "out"
+    run(first, out, load_config(None, {"bootstrap_resamples": 0}))  # the local executor did 4 tasks
+    before = (out / "progress.jsonl").read_text()
+    stamps = {p: p.stat().st_mtime_ns for p in (out / "rubrics").glob("*/status.json")}
+    run(
+        tasks, out, load_config(None, {"bootstrap_resamples": 0, "executor": "ray"})
+    )  # same config hash
+    after = (out / "progress.jsonl").read_text()
+    assert after.startswith(before)
+    ids = [json.loads(line)["instance_id"] for line in after.splitlines()]
+    assert len(ids) == len(set(ids)) == 10
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
+    from agentic_rubrics.executor_ray import run_on_ray
+
+    tasks_file, rubrics = make_inputs(tmp_path, n_tasks=6)
+    with LoopbackServer(judge_answer(1), latency=0.05) as server:
+        config = load_config(None, {
+            "executor": "ray", "workers": 2, "rubrics_dir": str(rubrics), "max_sandboxes": 1,
+            "selectors": ["rubric", "random"], "bootstrap_resamples": 0,
+            "judge": {"kind": "llm", "model": {"model": "openai/judge-under-test", "api_base": server.url, "concurrency": 1}},
+        })  # fmt: skip
+        folder = RunFolder(tmp_path / "out")
+        folder.open(config.model_dump(mode="json"), config.content_hash())
+        from agentic_rubrics.data import load_tasks
+
+        state = run_on_ray(load_tasks(tasks_file), config, folder, None, False, None)
+        assert server.max_in_flight == 1  # one model call at a time, though two workers ran
+        assert len(server.requests) == 6 * 2
+    assert state["peaks"] == {"llm:openai/judge-under-test@" + server.url: 1}
+    assert len(folder.progress()) == 6
+
+
+def test_the_budget_is_global_across_workers(tmp_path: Path) -> None:
+    tasks_file, rubrics = make_inputs(tmp_path, n_tasks=4)
+    with LoopbackServer(judge_answer(1)) as server:
+        config = load_config(None, {
+            "executor": "ray", "workers": 2, "rubrics_dir": str(rubrics), "max_cost_usd": 0.025,
+            "selectors": ["rubric", "random"], "bootstrap_resamples": 0,
+            "judge": {"kind": "llm", "model": {"model": "openai/priced-judge", "api_base": server.url, "concurrency": 1,
+                                                "input_cost_per_token": 1e-4}},
+        })  # fmt: skip
+        report = run(tasks_file, tmp_path / "out", config)
+        # $0.01 per call; the third starts at $0.02 < $0.025, then the run-wide budget stops the rest
+        assert len(server.requests) == 3
+    assert report is not None and report["verdicts"]["missing_by_reason"]["budget"] > 0
+
+
+def test_without_ray_the_flag_fails_clearly(tmp_path: Path) -> None:
+    tasks = write_tasks_jsonl(tmp_path / "tasks.jsonl")
+    code = (
+        "import sys; sys.modules['ray'] = None\n"
+        "from agentic_rubrics.cli import main\n"
+        f"sys.argv = ['agentic-rubrics', 'run', '--tasks', {str(tasks)!r}, '--out', {str(tmp_path / 'o')!r}, '--executor', 'ray', '-q']\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "--executor ray needs Ray: pip install 'agentic-rubrics[ray]'" in done.stderr
+
+
+def test_the_scale_benchmark_runs_and_agrees(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "scale.py"), "--copies", "1", "--latency", "0.05", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads((tmp_path / "scale.json").read_text())
+    assert result["identical_verdicts"] and result["tasks"] == 10 and result["speedup"] > 0
