@@ -8,7 +8,7 @@ metric is undefined instead of inventing a number.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from fractions import Fraction
 from typing import TypeVar
 
@@ -133,6 +133,35 @@ def roc_auc(scores: Sequence[Score], labels: Sequence[int | bool]) -> float | No
     return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
 
 
+def _counts_by_threshold(xs: list[float], ys: list[int]) -> Iterator[tuple[int, int]]:
+    """Cumulative (true positives, false positives) at each distinct score, highest first."""
+    order = sorted(range(len(xs)), key=lambda i: -xs[i])
+    tp = fp = 0
+    i = 0
+    while i < len(order):
+        level = xs[order[i]]
+        while i < len(order) and xs[order[i]] == level:
+            tp += ys[order[i]]
+            fp += 1 - ys[order[i]]
+            i += 1
+        yield tp, fp
+
+
+def roc_curve(scores: Sequence[float], labels: Sequence[int | bool]) -> list[tuple[float, float]]:
+    """The ROC curve: (false-positive rate, true-positive rate) at each distinct threshold, highest first.
+
+    Definition: Fawcett (2006), starting at (0, 0); ties move both rates at once. Undefined (empty
+    list): no positive or no negative label.
+    """
+    _check_lengths(scores, labels)
+    xs, ys = [float(s) for s in scores], _labels(labels)
+    pos = sum(ys)
+    neg = len(ys) - pos
+    if not pos or not neg:
+        return []
+    return [(0.0, 0.0), *((fp / neg, tp / pos) for tp, fp in _counts_by_threshold(xs, ys))]
+
+
 def pr_auc(scores: Sequence[Score], labels: Sequence[int | bool]) -> float | None:
     """PR-AUC reported as **average precision**: AP = sum_n (R_n - R_{n-1}) * P_n.
 
@@ -145,17 +174,9 @@ def pr_auc(scores: Sequence[Score], labels: Sequence[int | bool]) -> float | Non
     n_pos = sum(ys)
     if n_pos == 0:
         return None
-    order = sorted(range(len(xs)), key=lambda i: -xs[i])
     ap = 0.0
-    tp = fp = 0
     prev_recall = 0.0
-    i = 0
-    while i < len(order):
-        level = xs[order[i]]
-        while i < len(order) and xs[order[i]] == level:
-            tp += ys[order[i]]
-            fp += 1 - ys[order[i]]
-            i += 1
+    for tp, fp in _counts_by_threshold(xs, ys):
         recall = tp / n_pos
         ap += (recall - prev_recall) * (tp / (tp + fp))
         prev_recall = recall

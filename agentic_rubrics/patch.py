@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -189,3 +190,59 @@ def parse_patch(text: str) -> ParsedPatch:
         )
         files.append(ChangedFile(old, new, hunks, bool(pf.is_binary_file)))
     return ParsedPatch(files=tuple(files))
+
+
+# --------------------------------------------------------------------------- structure
+
+_DEF_RE = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
+
+
+def enclosing_chains(f: ChangedFile) -> Iterator[list[tuple[str, int | None]]]:
+    """For each changed line, the defs/classes visibly enclosing it, outermost first, with indents.
+
+    Sources, all from the diff alone: the hunk's function context (what git prints after ``@@``;
+    its indentation is unknown), ``def``/``class`` lines seen earlier in the hunk at a smaller
+    indentation, and the changed line itself when it is a ``def``/``class`` line.
+    """
+    for hunk in f.hunks:
+        header = _DEF_RE.match(hunk.section_header)
+        outer: list[tuple[str, int | None]] = [(header.group(2), None)] if header else []
+        stack: list[tuple[str, int | None]] = []
+        for line in hunk.lines:
+            if not line.text.strip():
+                continue
+            indent = len(line.text) - len(line.text.lstrip())
+            if indent == 0:
+                outer = []  # a top-level line: the hunk has left the header's definition
+            stack = [
+                (n, i) for n, i in stack if i is not None and i < indent
+            ]  # close deeper scopes
+            m = _DEF_RE.match(line.text)
+            if line.kind in "+-":
+                yield outer + stack + ([(m.group(2), indent)] if m else [])
+            if m:
+                stack.append((m.group(2), indent))
+
+
+def touches_symbol(files: Iterable[ChangedFile], symbol: str) -> bool:
+    """Whether a changed line lies inside ``symbol`` (``name`` or ``Class.method``), as the diff shows.
+
+    The last part must be a visible definition around a changed line (or the changed ``def`` line
+    itself). Qualifiers must appear, in order, further out. When nothing further out is visible and
+    the definition is indented (so it is nested in something the diff does not show), the
+    qualifiers cannot be confirmed or refuted and the name alone decides.
+    """
+    *qualifiers, name = symbol.split(".")
+    for f in files:
+        for chain in enclosing_chains(f):
+            names = [n for n, _ in chain]
+            if name not in names:
+                continue
+            at = len(names) - 1 - names[::-1].index(name)
+            outer = iter(names[:at])
+            if all(q in outer for q in qualifiers):
+                return True
+            indent = chain[at][1]
+            if at == 0 and (indent is None or indent > 0):
+                return True  # nested in something invisible: qualifiers unknowable from the diff
+    return False

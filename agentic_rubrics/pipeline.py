@@ -134,7 +134,8 @@ async def run_locally(
 def write_report(folder: RunFolder, tasks: list[Task] | None = None) -> dict[str, Any]:
     """Build report.json and report.md; with the tasks at hand, also selections.jsonl."""
     from agentic_rubrics.plots import write_plots
-    from agentic_rubrics.report import build_report_and_results, render_markdown
+    from agentic_rubrics.report import build_report_and_results
+    from agentic_rubrics.report_md import render_markdown
 
     report, results = build_report_and_results(folder)
     plots = write_plots(folder.root, report, results)

@@ -8,31 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.metrics import roc_curve
 from agentic_rubrics.report import TaskResult
 from agentic_rubrics.types import AXES
 
 PLOTS_DIR = "plots"
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-
-
-def roc_points(values: list[float], labels: list[int]) -> list[tuple[float, float]]:
-    """(false-positive rate, true-positive rate) at every distinct threshold, highest first."""
-    pos = sum(labels)
-    neg = len(labels) - pos
-    if not pos or not neg:
-        return []
-    order = sorted(range(len(values)), key=lambda i: -values[i])
-    points = [(0.0, 0.0)]
-    tp = fp = 0
-    i = 0
-    while i < len(order):
-        level = values[order[i]]
-        while i < len(order) and values[order[i]] == level:
-            tp += labels[order[i]]
-            fp += 1 - labels[order[i]]
-            i += 1
-        points.append((fp / neg, tp / pos))
-    return points
 
 
 def _figure(width: float = 6.4, height: float = 4.0) -> Any:
@@ -158,7 +139,7 @@ def write_plots(
                 if v is not None:
                     values.append(float(v))
                     labels.append(int(bool(t.labels[cid])))
-        points = roc_points(values, labels)
+        points = roc_curve(values, labels)
         if points:
             curves.append((name, points, report["selectors"][name]["roc_auc"]))
     if curves:

@@ -123,18 +123,22 @@ class Instance:
     gold_patch: str = ""
 
 
+def _instance(path: Path, line: int, r: dict[str, Any]) -> Instance:
+    return Instance(
+        instance_id=_field(path, line, r, "instance_id"),
+        repo=str(r.get("repo", "")),
+        base_commit=str(r.get("base_commit", "")),
+        problem_statement=_field(path, line, r, "problem_statement"),
+        gold_patch=str(r.get("patch") or r.get("gold_patch") or ""),
+    )
+
+
 def load_instances(path: Path) -> dict[str, Instance]:
     """SWE-bench dataset rows by instance id (``patch`` is the gold patch)."""
     out: dict[str, Instance] = {}
     for line, r in read_records(path):
-        iid = _field(path, line, r, "instance_id")
-        out[iid] = Instance(
-            instance_id=iid,
-            repo=str(r.get("repo", "")),
-            base_commit=str(r.get("base_commit", "")),
-            problem_statement=_field(path, line, r, "problem_statement"),
-            gold_patch=str(r.get("patch") or r.get("gold_patch") or ""),
-        )
+        inst = _instance(path, line, r)
+        out[inst.instance_id] = inst
     return out
 
 
@@ -290,14 +294,9 @@ def load_candidates_file(path: Path, options: PoolOptions | None = None) -> Pool
     instances: dict[str, Instance] = {}
     candidates: dict[str, list[tuple[str, str, bool | None, str | None]]] = {}
     for line, r in read_records(path):
-        iid = _field(path, line, r, "instance_id")
-        instances[iid] = Instance(
-            instance_id=iid,
-            repo=str(r.get("repo", "")),
-            base_commit=str(r.get("base_commit", "")),
-            problem_statement=_field(path, line, r, "problem_statement"),
-            gold_patch=str(r.get("gold_patch") or r.get("patch") or ""),
-        )
+        inst = _instance(path, line, r)
+        iid = inst.instance_id
+        instances[iid] = inst
         rows = _field(path, line, r, "candidates", list)
         out = []
         for i, c in enumerate(rows):

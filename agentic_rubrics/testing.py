@@ -289,6 +289,23 @@ def _install_provider(model: str) -> None:
 # --------------------------------------------------------------------------- command line
 
 
+def serve_in_subprocess(latency: float = 0.0) -> tuple[Any, str]:
+    """Start ``python -m agentic_rubrics.testing serve`` in its own process; return it and its URL.
+
+    Benchmarks use it so the server's work does not count against the process being measured.
+    """
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentic_rubrics.testing", "serve", "--latency", str(latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m agentic_rubrics.testing serve``: a loopback server answering judge prompts with 1."""
     parser = argparse.ArgumentParser(prog="python -m agentic_rubrics.testing")

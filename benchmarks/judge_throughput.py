@@ -24,7 +24,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ from typing import Any
 
 from agentic_rubrics.judge import JudgeConfig, LLMJudge
 from agentic_rubrics.llm import LLM, LLMConfig, import_litellm
+from agentic_rubrics.testing import serve_in_subprocess
 from agentic_rubrics.types import Rubric
 
 ISSUE = "Parser.parse_header returns None for an empty header instead of raising ValueError."
@@ -62,16 +62,6 @@ def patch(i: int) -> str:
         f"     def parse_header(self, text):\n-        return None\n+        raise ValueError('empty {i}')\n"
         f"     # end\n"
     )
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentic_rubrics.testing", "serve", "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
 
 
 def cpu_seconds(pid: int) -> float:
@@ -182,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="write judge_throughput.json here")
     args = parser.parse_args(argv)
-    server, url = start_server(args.latency)
+    server, url = serve_in_subprocess(args.latency)
     try:
         ideal = args.calls * args.latency / args.concurrency
         runs: dict[str, list[dict[str, Any]]] = {}

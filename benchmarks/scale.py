@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +26,7 @@ from agentic_rubrics.config import load_config
 from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.pipeline import run
 from agentic_rubrics.rubric import load_rubric, write_rubric
+from agentic_rubrics.testing import serve_in_subprocess
 from agentic_rubrics.types import Rubric
 
 MODEL_ITEMS = [
@@ -35,16 +35,6 @@ MODEL_ITEMS = [
     {"id": "RT9", "description": "Keeps the public behaviour of untouched callers", "weight": 2},
     {"id": "RT8", "description": "Avoids special-casing the reported input", "weight": 2},
 ]
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agentic_rubrics.testing", "serve", "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
 
 
 def prepare(work: Path, copies: int) -> tuple[Path, Path]:
@@ -92,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="write scale.json here")
     args = parser.parse_args(argv)
-    server, url = start_server(args.latency)
+    server, url = serve_in_subprocess(args.latency)
     work = Path(tempfile.mkdtemp(prefix="scale-"))
     try:
         tasks, rubrics = prepare(work, args.copies)

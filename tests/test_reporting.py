@@ -16,8 +16,8 @@ from agentic_rubrics.bundled import write_tasks_jsonl
 from agentic_rubrics.calibration import brier, calibrate, ece, load_calibration, reliability
 from agentic_rubrics.cli import app
 from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.metrics import roc_curve as roc_points
 from agentic_rubrics.pipeline import RunConfig, run
-from agentic_rubrics.plots import roc_points
 from agentic_rubrics.progress import RunProgress
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,18 +12,18 @@ import re
 from collections import Counter
 from typing import Any
 
-from agentic_rubrics.checks import _enclosing_chains
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.explore.codeindex import TEST_GLOBS, is_test_path
-from agentic_rubrics.explore.mentions import find_mentions, is_builtin_exception
-from agentic_rubrics.explore.static import (
-    _item,
-    _literal_fragment,
+from agentic_rubrics.explore.common import (
     common_items,
     first_party_packages,
+    item,
+    literal_fragment,
     mentions_tests,
+    scope_items,
 )
-from agentic_rubrics.patch import ParsedPatch, parse_patch
+from agentic_rubrics.explore.mentions import find_mentions, is_builtin_exception
+from agentic_rubrics.patch import ParsedPatch, enclosing_chains, parse_patch
 from agentic_rubrics.types import Rubric, Task
 
 
@@ -51,7 +51,7 @@ def build_issue_rubric(task: Task) -> Rubric:
         for f in p.files:
             if is_test_path(f.path):
                 continue
-            for chain in _enclosing_chains(f):
+            for chain in enclosing_chains(f):
                 shown.update(name for name, _ in chain)
         symbol_votes.update(shown)
 
@@ -76,7 +76,7 @@ def build_issue_rubric(task: Task) -> Rubric:
     sa: list[dict[str, Any]] = []
     if files:
         fc.append(
-            _item(
+            item(
                 "FC1",
                 f"Modifies {' or '.join(files[:3])}, named in the issue",
                 3,
@@ -85,29 +85,14 @@ def build_issue_rubric(task: Task) -> Rubric:
         )
     if symbols:
         fc.append(
-            _item(
+            item(
                 f"FC{len(fc) + 1}",
                 f"Changes code inside {' or '.join(symbols[:4])}, named in the issue",
                 2,
                 {"touches_symbol": symbols[:4], "not_in": TEST_GLOBS},
             )
         )
-    fc.append(
-        _item(
-            f"FC{len(fc) + 1}",
-            "Changes at most 2 non-test files",
-            1,
-            {"max_files": 2, "not_in": TEST_GLOBS},
-        )
-    )
-    fc.append(
-        _item(
-            f"FC{len(fc) + 1}",
-            "Keeps the non-test diff under 100 changed lines",
-            1,
-            {"max_changed_lines": 100, "not_in": TEST_GLOBS},
-        )
-    )
+    fc += scope_items(len(fc) + 1, 2)
     expected = [e for e in mentions.expected_exceptions if e not in mentions.observed_exceptions]
     for exc in expected[:2]:
         if (
@@ -116,7 +101,7 @@ def build_issue_rubric(task: Task) -> Rubric:
             or exc in mentions.names
         ):
             sa.append(
-                _item(
+                item(
                     f"SA{len(sa) + 1}",
                     f"Raises or handles {exc}, the exception the issue expects",
                     2,
@@ -125,12 +110,12 @@ def build_issue_rubric(task: Task) -> Rubric:
             )
     # an error message the issue quotes, found on a line some candidate changes or keeps around a change
     for message in mentions.messages[:3]:
-        fragment = _literal_fragment(message)
+        fragment = literal_fragment(message)
         if fragment and any(
             fragment in ln.text for p in parsed for f in p.files for h in f.hunks for ln in h.lines
         ):
             sa.append(
-                _item(
+                item(
                     f"SA{len(sa) + 1}",
                     f"Changes the code around the message the issue quotes ({fragment[:60]!r})",
                     2,
@@ -140,7 +125,7 @@ def build_issue_rubric(task: Task) -> Rubric:
             break
     if files:
         sa.append(
-            _item(
+            item(
                 f"SA{len(sa) + 1}",
                 f"Changes executable code in {' or '.join(files[:3])}, not only comments",
                 2,

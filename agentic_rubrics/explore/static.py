@@ -15,22 +15,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_rubrics import Sandbox
-from agentic_rubrics.explore.codeindex import TEST_GLOBS, CodeIndex, Definition, is_test_path
+from agentic_rubrics.explore.codeindex import CodeIndex, Definition, is_test_path
+from agentic_rubrics.explore.common import (
+    CODE_LINE,
+    common_items,
+    first_party_packages,
+    item,
+    literal_fragment,
+    mentions_tests,
+    scope_items,
+)
 from agentic_rubrics.explore.mentions import Mentions, find_mentions, is_builtin_exception
 from agentic_rubrics.types import Rubric, Task
 
 MAX_NAMES = 40
 MAX_PARSED_FILES = 60
-CODE_LINE = r"^\s*[^\s#]"  # a line that is not blank and not a comment
-DEPENDENCY_FILES = [
-    "setup.py", "setup.cfg", "pyproject.toml", "requirements*.txt", "Pipfile*", "poetry.lock",
-    "environment*.yml", "tox.ini",
-]  # fmt: skip
-SKIP_MARKERS = (
-    r"pytest\.mark\.(skip|xfail)|pytest\.(skip|xfail)\(|unittest\.skip|@skip(If|Unless)?\b"
-)
-DEBUG_CALLS = r"^\s*(print\(|breakpoint\(|import pdb|pdb\.set_trace|import ipdb)"
-BROAD_EXCEPT = r"^\s*except\s*(\(?\s*(BaseException|Exception)\s*\)?\s*(as\s+\w+)?)?\s*:"
 
 
 @dataclass
@@ -122,7 +121,7 @@ async def locate(task: Task, index: CodeIndex, mentions: Mentions) -> Located:
 
     # error messages quoted in the issue, found literally in the code
     for message in mentions.messages[:5]:
-        fragment = _literal_fragment(message)
+        fragment = literal_fragment(message)
         if not fragment:
             continue
         for path, line in (await index.grep_fixed(fragment))[:20]:
@@ -191,17 +190,6 @@ async def _propagate_to_callees(index: CodeIndex, defs: dict[Definition, Evidenc
         frontier = next_frontier[:12]
 
 
-def _literal_fragment(message: str) -> str:
-    """The longest run of the message without quotes or formatted values, for a literal grep."""
-    parts = re.split(r"['\"{}%<>()\[\]]|\b\d+\b", message)
-    best = max((p.strip() for p in parts), key=len, default="")
-    return best if len(best) >= 8 else ""
-
-
-def _item(item_id: str, description: str, weight: int, check: dict[str, Any]) -> dict[str, Any]:
-    return {"id": item_id, "description": description, "weight": weight, "check": check}
-
-
 async def _defined_exceptions(index: CodeIndex, names: list[str]) -> set[str]:
     defined = set()
     for path in await index.grep_definitions(names):
@@ -209,95 +197,6 @@ async def _defined_exceptions(index: CodeIndex, names: list[str]) -> set[str]:
             if d.kind == "class" and d.name in names:
                 defined.add(d.name)
     return defined
-
-
-def first_party_packages(paths: list[str]) -> list[str]:
-    """Top-level importable names of the repository's own code (``src/`` layouts included)."""
-    names: set[str] = set()
-    for path in paths:
-        parts = path.split("/")
-        if parts[0] == "src" and len(parts) > 2:
-            parts = parts[1:]
-        if len(parts) > 1 and not is_test_path(path):
-            names.add(parts[0])
-        elif len(parts) == 1 and path.endswith(".py"):
-            names.add(path.removesuffix(".py"))
-    return sorted(n for n in names if n.isidentifier())
-
-
-def mentions_tests(task: Task) -> bool:
-    """Whether the issue itself talks about tests (then editing them is part of the job)."""
-    return (
-        re.search(r"\btests?\b|\bpytest\b|\bunittest\b", task.problem_statement, re.I) is not None
-    )
-
-
-def common_items(
-    first_party: list[str], tests_in_issue: bool
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The integrity and runtime items every static rubric carries, all checks."""
-    integrity = [
-        _item(
-            "IN0",
-            "Changes source code outside the tests, not only comments or blank lines",
-            3,
-            {"adds_match": CODE_LINE, "in": "*.py", "not_in": TEST_GLOBS},
-        ),
-        _item(
-            "IN1",
-            "Removes no assertion from existing tests",
-            2,
-            {"removes_no_match": r"^\s*(assert\b|self\.assert)", "in": TEST_GLOBS},
-        ),
-        _item("IN2", "Adds no skip or xfail marker to tests", 3, {"adds_no_match": SKIP_MARKERS}),
-        _item("IN3", "Deletes no test file", 2, {"deletes_no_file": "*", "in": TEST_GLOBS}),
-        _item(
-            "IN4",
-            "Leaves packaging and dependency files unchanged",
-            1,
-            {"not_touches": DEPENDENCY_FILES},
-        ),
-        _item(
-            "IN5",
-            "Adds no script or reproduction file at the repository root",
-            1,
-            {"adds_no_file": "/*.py"},
-        ),
-    ]
-    if not tests_in_issue:
-        integrity.append(
-            _item(
-                "IN6",
-                "Changes no existing line of the tests",
-                1,
-                {"removes_no_match": ".", "in": TEST_GLOBS},
-            )
-        )
-    runtime = [
-        _item(
-            "RT1",
-            "Adds no print or debugger call to library code",
-            1,
-            {"adds_no_match": DEBUG_CALLS, "in": "*.py", "not_in": TEST_GLOBS},
-        ),
-        _item(
-            "RT2",
-            "Adds no broad exception handler that could hide the failure",
-            2,
-            {"adds_no_match": BROAD_EXCEPT, "not_in": TEST_GLOBS},
-        ),
-        _item("RT3", "Adds no sleep or timing dependence", 1, {"adds_no_match": r"time\.sleep\("}),
-    ]
-    if first_party:
-        runtime.append(
-            _item(
-                "RT4",
-                "Adds no import of a third-party package",
-                1,
-                {"adds_no_import_except": first_party, "in": "*.py", "not_in": TEST_GLOBS},
-            )
-        )
-    return integrity, runtime
 
 
 async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
@@ -314,10 +213,10 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
         leads = [f for f in source_files[:3] if located.files[f].score >= 0.5 * best]
         why = ", ".join(r for r in located.files[top].reasons if r)
         fc.append(
-            _item("FC1", f"Modifies {top} ({why})", 3 if len(leads) == 1 else 2, {"touches": top})
+            item("FC1", f"Modifies {top} ({why})", 3 if len(leads) == 1 else 2, {"touches": top})
         )
         if len(leads) > 1:
-            fc.append(_item("FC2", f"Modifies one of {', '.join(leads)}", 2, {"touches": leads}))
+            fc.append(item("FC2", f"Modifies one of {', '.join(leads)}", 2, {"touches": leads}))
         symbols = sorted(
             ((d, ev) for d, ev in located.definitions.items() if d.path in leads and ev.score > 0),
             key=lambda kv: (-kv[1].score, kv[0].path, kv[0].lineno),
@@ -325,7 +224,7 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
         if symbols:
             names = list(dict.fromkeys(d.qualname for d, _ in symbols))
             fc.append(
-                _item(
+                item(
                     f"FC{len(fc) + 1}",
                     f"Changes code inside one of {', '.join(names)}",
                     2,
@@ -333,36 +232,21 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
                 )
             )
         sa.append(
-            _item(
+            item(
                 "SA1",
                 f"Changes executable code in {' or '.join(leads)}, not only comments or blank lines",
                 3,
                 {"adds_match": CODE_LINE, "in": leads},
             )
         )
-    fc.append(
-        _item(
-            f"FC{len(fc) + 1}",
-            f"Changes at most {max(2, len(source_files))} non-test files",
-            1,
-            {"max_files": max(2, len(source_files)), "not_in": TEST_GLOBS},
-        )
-    )
-    fc.append(
-        _item(
-            f"FC{len(fc) + 1}",
-            "Keeps the non-test diff under 100 changed lines",
-            1,
-            {"max_changed_lines": 100, "not_in": TEST_GLOBS},
-        )
-    )
+    fc += scope_items(len(fc) + 1, max(2, len(source_files)))
     expected = [e for e in mentions.expected_exceptions if e not in mentions.observed_exceptions]
     if expected and top is not None:
         defined = await _defined_exceptions(index, expected)
         known = [e for e in expected if e in defined or is_builtin_exception(e)]
         for n, exc in enumerate(known[:2]):
             sa.append(
-                _item(
+                item(
                     f"SA{len(sa) + 1}",
                     f"Raises or handles {exc}, the exception the issue expects, in {top}",
                     3 if n == 0 else 2,

@@ -15,6 +15,7 @@ import shutil
 import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.types import CommandResult
@@ -56,26 +57,18 @@ async def run_capped(
     max_output: int,
 ) -> CommandResult:
     """Run a command in its own process group, interleaving stdout and stderr, capped and timed."""
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "env": env,
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.STDOUT,
+        "start_new_session": True,  # its own process group, killed whole on timeout
+    }
     if isinstance(argv_or_shell, str):
-        proc = await asyncio.create_subprocess_shell(
-            argv_or_shell,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = await asyncio.create_subprocess_shell(argv_or_shell, **options)
     else:
-        proc = await asyncio.create_subprocess_exec(
-            *argv_or_shell,
-            cwd=cwd,
-            env=env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        proc = await asyncio.create_subprocess_exec(*argv_or_shell, **options)
     assert proc.stdout is not None
     chunks: list[bytes] = []
     size = 0
