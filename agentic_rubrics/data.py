@@ -154,6 +154,7 @@ class RunFolder:
         self.selections_path = root / "selections.jsonl"
         self.report_json = root / "report.json"
         self.report_md = root / "report.md"
+        self.scores_path = root / "scores.jsonl"
         self.trajectories_dir = root / "trajectories"
 
     # configuration ----------------------------------------------------------------
@@ -177,7 +178,7 @@ class RunFolder:
         if restart and self.root.exists():
             for child in (
                 self.config_path, self.verdicts_path, self.progress_path, self.selections_path,
-                self.report_json, self.report_md,
+                self.report_json, self.report_md, self.scores_path,
             ):  # fmt: skip
                 child.unlink(missing_ok=True)
             for folder in (self.rubrics_dir, self.trajectories_dir):

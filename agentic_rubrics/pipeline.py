@@ -132,9 +132,9 @@ async def run_locally(
 
 
 def write_report(folder: RunFolder, tasks: list[Task] | None = None) -> dict[str, Any]:
-    """Build report.json and report.md; with the tasks at hand, also selections.jsonl."""
+    """Build report.json, report.md and scores.jsonl; with the tasks at hand, also selections.jsonl."""
     from agentic_rubrics.plots import write_plots
-    from agentic_rubrics.report import build_report_and_results
+    from agentic_rubrics.report import build_report_and_results, score_rows
     from agentic_rubrics.report_md import render_markdown
 
     report, results = build_report_and_results(folder)
@@ -142,6 +142,10 @@ def write_report(folder: RunFolder, tasks: list[Task] | None = None) -> dict[str
     report["plots"] = [path for _, path in plots]
     atomic_write_json(folder.report_json, report)
     atomic_write_text(folder.report_md, render_markdown(report, plots))
+    atomic_write_text(
+        folder.scores_path,
+        "".join(json.dumps(r, sort_keys=True) + "\n" for r in score_rows(results)),
+    )
     if tasks is not None:
         primary = report["primary_selector"]
         patches = {(t.instance_id, c.id): c.patch for t in tasks for c in t.candidates}

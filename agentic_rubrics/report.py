@@ -348,3 +348,31 @@ def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
             for name in selectors
         },
     }
+
+
+def score_rows(results: list[TaskResult]) -> list[dict[str, Any]]:
+    """One record per candidate: S, its coverage, the decision with its reason codes, the picks."""
+    rows = []
+    for t in results:
+        picked = {name: p.candidate_id for name, p in t.picks.items()}
+        for cid, s in t.scores.items():
+            rows.append(
+                {
+                    "schema": SCHEMA,
+                    "instance_id": t.instance_id,
+                    "candidate_id": cid,
+                    "rubric_hash": t.progress["rubric"].get("hash"),
+                    "judge": t.progress.get("judge"),
+                    "score": s.score,
+                    "axis_scores": s.axis_scores,
+                    "coverage_weight": s.coverage_weight,
+                    "coverage_items": s.coverage_items,
+                    "missing": s.missing,
+                    "decision": s.decision,
+                    "reasons": s.reasons,
+                    "rank_tier": s.rank_tier,
+                    "ranking": {name: t.rankings[name].get(cid) for name in t.rankings},
+                    "selected_by": sorted(name for name, pick in picked.items() if pick == cid),
+                }
+            )
+    return rows

@@ -259,7 +259,13 @@ def test_records_hold_no_contents_or_environment(demo_run: Path) -> None:
         c.patch.splitlines()[-1] for ex in examples for c in ex.task.candidates if c.patch.strip()
     ]
     snippets += [ex.task.problem_statement.splitlines()[0] for ex in examples]
-    for name in ("verdicts.jsonl", "progress.jsonl", "report.json", "config.json"):
+    scores = rows(demo_run / "scores.jsonl")
+    report = json.loads((demo_run / "report.json").read_text())
+    assert len(scores) == report["counts"]["candidates"]
+    assert Counter(r["decision"] for r in scores) == {k: v for k, v in report["decisions"].items() if v}
+    picked = Counter(name for r in scores for name in r["selected_by"])
+    assert all(picked[name] == report["counts"]["tasks"] for name in report["selectors"])
+    for name in ("verdicts.jsonl", "progress.jsonl", "report.json", "config.json", "scores.jsonl"):
         text = (demo_run / name).read_text()
         for s in secrets:
             assert s not in text, name
