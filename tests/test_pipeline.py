@@ -262,7 +262,9 @@ def test_records_hold_no_contents_or_environment(demo_run: Path) -> None:
     scores = rows(demo_run / "scores.jsonl")
     report = json.loads((demo_run / "report.json").read_text())
     assert len(scores) == report["counts"]["candidates"]
-    assert Counter(r["decision"] for r in scores) == {k: v for k, v in report["decisions"].items() if v}
+    assert Counter(r["decision"] for r in scores) == {
+        k: v for k, v in report["decisions"].items() if v
+    }
     picked = Counter(name for r in scores for name in r["selected_by"])
     assert all(picked[name] == report["counts"]["tasks"] for name in report["selectors"])
     for name in ("verdicts.jsonl", "progress.jsonl", "report.json", "config.json", "scores.jsonl"):
