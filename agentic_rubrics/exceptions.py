@@ -50,6 +50,23 @@ class DataError(AgenticRubricsError):
     """A task, prediction or report file that is malformed; the message names file, line and field."""
 
 
+class RepoError(DataError):
+    """A task's repository could not be provided at its commit; the message names repo, commit, URL.
+
+    ``reason`` is a short code for reports: ``invalid_repo``, ``invalid_commit``, ``fetch_failed``,
+    ``commit_not_found``, ``timeout``, ``lock_timeout``, ``export_failed``, ``no_such_folder``, ``no_git``.
+    """
+
+    def __init__(
+        self, message: str, *, reason: str, repo: str = "", commit: str = "", url: str = ""
+    ) -> None:
+        self.reason = reason
+        self.repo = repo
+        self.commit = commit
+        self.url = url
+        super().__init__(message)
+
+
 class ConfigError(AgenticRubricsError):
     """A configuration that is invalid or does not match the one a run folder was started with."""
 
