@@ -98,6 +98,7 @@ _LAZY: dict[str, str] = {
     "ModelError": "agentic_rubrics.exceptions",
     "SandboxError": "agentic_rubrics.exceptions",
     "PatchParseError": "agentic_rubrics.exceptions",
+    "RepoError": "agentic_rubrics.exceptions",
     "BudgetExceeded": "agentic_rubrics.exceptions",
     "Problem": "agentic_rubrics.exceptions",
     # rubric files
@@ -135,6 +136,9 @@ _LAZY: dict[str, str] = {
     "StaticExplorer": "agentic_rubrics.explore.static",
     "ExplorerConfig": "agentic_rubrics.explore",
     "LocalCopySandbox": "agentic_rubrics.sandbox",
+    "RepoCache": "agentic_rubrics.repos",
+    "RepoConfig": "agentic_rubrics.repos",
+    "resolve_repo_path": "agentic_rubrics.repos",
     "select": "agentic_rubrics.rerank",
     "self_consistency_ranking": "agentic_rubrics.rerank",
     # metrics

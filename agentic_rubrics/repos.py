@@ -34,7 +34,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -119,7 +119,13 @@ class RepoTree:
     fetch: Fetch
     """What reached the server: nothing, the commit by hash at depth 1, or all branches and tags."""
     seconds: float
+    """Wall time of the whole call, waits included."""
     lock_wait_seconds: float = 0.0
+    """Time spent waiting for other threads or processes working on the same repository or commit."""
+    fetch_seconds: float = 0.0
+    """Time of the git calls that made the commit available (zero on a cache hit)."""
+    export_seconds: float = 0.0
+    """Time of writing the tree out (zero on a cache hit)."""
     warning: str | None = None
     """A ``repo_path`` whose HEAD is not ``base_commit``, or that could not be checked."""
     skipped: tuple[str, ...] = field(default=())
@@ -130,8 +136,8 @@ class RepoTree:
         out = asdict(self)
         out.pop("path")
         out["skipped"] = len(self.skipped)
-        out["seconds"] = round(self.seconds, 3)
-        out["lock_wait_seconds"] = round(self.lock_wait_seconds, 3)
+        for name in ("seconds", "lock_wait_seconds", "fetch_seconds", "export_seconds"):
+            out[name] = round(out[name], 3)
         return out
 
 
@@ -191,23 +197,37 @@ class RepoCache:
         key = f"{owner}__{name}"
         final = self.root / "trees" / key / sha
 
-        def tree(
-            cached: bool, fetch: Fetch, waited: float, skipped: tuple[str, ...] = ()
-        ) -> RepoTree:
-            url = redact_url(job.raw_url)
-            seconds = time.monotonic() - start
+        def tree(cached: bool, fetch: Fetch, waited: float, **more: Any) -> RepoTree:
             return RepoTree(
-                final, "cache", repo, sha, url, cached, fetch, seconds, waited, None, skipped
+                path=final,
+                source="cache",
+                repo=repo,
+                commit=sha,
+                url=redact_url(job.raw_url),
+                cached=cached,
+                fetch=fetch,
+                seconds=time.monotonic() - start,
+                lock_wait_seconds=waited,
+                **more,
             )
 
         if final.is_dir():
             return tree(True, "none", 0.0)
+        try:
+            return self._provide(job, key, final, tree)
+        except OSError as exc:  # the cache folder itself: permissions, a full disk
+            raise job.error(f"cache folder {self.root}: {exc}", "cache_unusable") from exc
+
+    def _provide(self, job: Job, key: str, final: Path, tree: Callable[..., RepoTree]) -> RepoTree:
+        """Fetch and export under the commit's lock, then the repository's (always in that order)."""
+        repo, sha = job.repo, job.commit
         with self._lock(self.root / "locks" / key / f"{sha}.lock", job) as export_lock:
             if final.is_dir():  # another process exported it while this one waited
                 return tree(True, "none", export_lock.waited)
             for leftover in final.parent.glob(f".tmp-{sha}-*"):
                 remove_tree(leftover)
             with self._lock(self.root / "locks" / f"{key}.lock", job) as repo_lock:
+                fetch_start = time.monotonic()
                 bare = create_bare(self.git, self.root / "git" / f"{key}.git", job)
                 assert repo_lock.fd is not None
                 fetch = ensure_commit(
@@ -218,13 +238,21 @@ class RepoCache:
                     timeout=self.fetch_timeout,
                     full_fallback=self.full_fetch_fallback,
                 )
+            export_start = time.monotonic()
             skipped = export_tree(
                 self.git, bare, job, final, timeout=self.git_timeout, durable=self.durable
             )
         log.info(
             "%s at %s: exported (fetch: %s) from %s", repo, sha, fetch, redact_url(job.raw_url)
         )
-        return tree(False, fetch, export_lock.waited + repo_lock.waited, skipped)
+        return tree(
+            False,
+            fetch,
+            export_lock.waited + repo_lock.waited,
+            fetch_seconds=export_start - fetch_start,
+            export_seconds=time.monotonic() - export_start,
+            skipped=skipped,
+        )
 
     def sweep(self) -> int:
         """Remove what killed processes left (temp exports and repositories, git lock files).
@@ -280,7 +308,10 @@ def check_checkout(path: Path, base_commit: str, git: Git | None = None) -> str 
         raise RepoError(f"repo_path {path} is not a folder", reason="no_such_folder")
     if not base_commit or not (path / ".git").exists():
         return None
-    git = git or Git()
+    try:
+        git = git or Git()
+    except RepoError as exc:
+        return f"repo_path {path}: HEAD not checked against base_commit ({exc})"
     head = git.run(
         ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
         cwd=path,
@@ -308,18 +339,16 @@ def resolve_repo_path(task: Task, cache: RepoCache | None) -> RepoTree | None:
         warning = check_checkout(path, task.base_commit, cache.git if cache else None)
         if warning:
             log.warning("%s: %s", task.instance_id, warning)
-        seconds = time.monotonic() - start
         return RepoTree(
-            path,
-            "repo_path",
-            task.repo,
-            task.base_commit,
-            None,
-            True,
-            "none",
-            seconds,
-            0.0,
-            warning,
+            path=path,
+            source="repo_path",
+            repo=task.repo,
+            commit=task.base_commit,
+            url=None,
+            cached=True,
+            fetch="none",
+            seconds=time.monotonic() - start,
+            warning=warning,
         )
     if cache is None or not task.repo or not task.base_commit:
         return None

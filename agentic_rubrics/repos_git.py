@@ -95,18 +95,19 @@ class UrlTemplate:
     """A URL with ``{repo}`` (``owner/name``), ``{owner}`` and ``{name}`` fields, checked up front."""
 
     def __init__(self, template: str) -> None:
+        shown = redact_url(template)  # a template may carry a token: never in a message
         try:
             parsed = list(Formatter().parse(template))
         except ValueError as exc:
-            raise ConfigError(f"repository URL template {template!r}: {exc}") from None
+            raise ConfigError(f"repository URL template {shown!r}: {exc}") from None
         for _, field, spec, conversion in parsed:
             if field is not None and (field not in _FIELDS or spec or conversion):
                 raise ConfigError(
-                    f"repository URL template {template!r}: unknown field {{{field}}}; "
+                    f"repository URL template {shown!r}: unknown field {{{field}}}; "
                     f"known fields: {', '.join('{' + f + '}' for f in _FIELDS)}"
                 )
         if template.startswith("-") or not template.strip():
-            raise ConfigError(f"repository URL template {template!r} is not a URL")
+            raise ConfigError(f"repository URL template {shown!r} is not a URL")
         self.template = template
 
     def format(self, owner: str, name: str) -> str:

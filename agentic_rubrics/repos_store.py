@@ -164,6 +164,8 @@ def export_tree(
 
     Returns the entries left out (links leading out of the tree, ``.git`` paths).
     """
+    if not hasattr(tarfile, "data_filter"):
+        raise job.error("exporting a tree safely needs Python 3.11.4 or later", "export_failed")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{job.commit}-", dir=final.parent))
     skipped: list[str] = []

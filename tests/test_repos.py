@@ -181,6 +181,8 @@ def test_export_holds_exactly_the_commits_tree_and_no_history(tmp_path: Path) ->
             p = Path(dirpath) / name
             assert p.is_symlink() or not p.stat().st_mode & 0o222
     assert (tree.cached, tree.fetch, tree.source) == (False, "by_hash", "cache")
+    assert tree.fetch_seconds > 0 and tree.export_seconds > 0
+    assert tree.seconds >= tree.fetch_seconds + tree.export_seconds
     assert tree.record()["url"] == f"file://{tmp_path}/srv/acme__widget"
     assert "path" not in tree.record() and tree.record()["skipped"] == 1
 
@@ -220,6 +222,7 @@ def test_second_checkout_is_served_from_the_cache_without_the_upstream(
         third = other_instance.checkout("acme/widget", shas[1])
         assert server.fetches() == 1  # neither reached the server
     assert (again.cached, again.fetch) == (True, "none")
+    assert again.fetch_seconds == again.export_seconds == again.lock_wait_seconds == 0
     assert (third.cached, third.path) == (True, first.path)
     assert listing(first.path) == commit_listing(repo, shas[1])
 
@@ -308,6 +311,9 @@ def test_url_template_fields_and_defaults(tmp_path: Path, monkeypatch: pytest.Mo
             RepoCache(tmp_path, bad)
         with pytest.raises(ValueError, match=r"unknown field|template"):
             RepoConfig(url_template=bad)
+    with pytest.raises(ConfigError) as err:
+        RepoCache(tmp_path, "https://bob:s3cret@example.org/{repo}/{branch}")
+    assert "s3cret" not in str(err.value) and "{branch}" in str(err.value)
     with pytest.raises(ValueError, match=r"(?i)extra"):
         RepoConfig.model_validate({"url": "x"})
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
@@ -535,6 +541,36 @@ def test_a_fetch_outliving_its_killed_caller_keeps_the_lock_until_it_ends(
     assert tree.lock_wait_seconds >= 0.5
     assert (tree.cached, tree.fetch) == (False, "none")
     assert listing(tree.path) == commit_listing(repo, shas[0])
+
+
+def test_a_fetch_past_its_timeout_is_killed_and_the_cache_stays_usable(
+    tmp_path: Path, upstream: tuple[Path, list[str]]
+) -> None:
+    repo, shas = upstream
+    with GitHttpServer(tmp_path / "srv") as server:
+        template = server.url() + "/{owner}__{name}"
+        server.release.clear()  # the server never answers the fetch
+        impatient = RepoCache(tmp_path / "cache", template, fetch_timeout=1.0)
+        start = time.monotonic()
+        with pytest.raises(RepoError) as err:
+            impatient.checkout("acme/widget", shas[1])
+        assert time.monotonic() - start < 30
+        assert err.value.reason == "timeout" and "timed out" in str(err.value)
+        assert shas[1] in str(err.value) and "acme/widget" in str(err.value)
+        server.release.set()
+        tree = RepoCache(tmp_path / "cache", template).checkout("acme/widget", shas[1])
+    assert tree.fetch == "by_hash"
+    assert listing(tree.path) == commit_listing(repo, shas[1])
+
+
+def test_an_unusable_cache_folder_is_a_repo_error(
+    tmp_path: Path, upstream: tuple[Path, list[str]]
+) -> None:
+    _, shas = upstream
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(RepoError) as err:
+        RepoCache(tmp_path / "file", file_template(tmp_path)).checkout("acme/widget", shas[0])
+    assert err.value.reason == "cache_unusable" and str(tmp_path / "file") in str(err.value)
 
 
 # --------------------------------------------------------------------------- repo_path
