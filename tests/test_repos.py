@@ -29,7 +29,7 @@ from agentic_rubrics.repos import (
     default_cache_dir,
     resolve_repo_path,
 )
-from agentic_rubrics.repos_git import redact_url
+from agentic_rubrics.repos_git import FileLock, redact_url
 from agentic_rubrics.repos_store import remove_tree
 from agentic_rubrics.types import Task
 from tests.conftest import git
@@ -490,7 +490,12 @@ def test_leftovers_of_killed_processes_are_cleaned_and_never_taken_for_a_tree(
     assert listing(tree.path) == commit_listing(repo, shas[1])
     assert not half.exists() and not (bare / "shallow.lock").exists()
     assert not list(bare.rglob("*.lock")) and not list(bare.glob("objects/pack/tmp_*"))
-    assert cache.sweep() == 2  # the other commit's temp export and the half bare repository
+    live = trees / f".tmp-{MISSING}-live"  # an export under way in another process: kept
+    live.mkdir()
+    with FileLock(tmp_path / "cache" / "locks" / "acme__widget" / f"{MISSING}.lock", 5.0):
+        assert cache.sweep() == 2  # the other commit's temp export and the half bare repository
+    assert live.is_dir()
+    assert cache.sweep() == 1 and not live.exists()
     assert sorted(p.name for p in trees.iterdir()) == sorted(shas[:2])
     assert not half_bare.exists()
 
