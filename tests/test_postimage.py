@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from agentic_rubrics.postimage import PostimageConfig, PostimageResult, analyze_patch
-from tests.conftest import git
+
+from .conftest import git
 
 MakeRepo = Callable[[dict[str, bytes | str]], tuple[Path, Callable[..., str]]]
 

@@ -7,7 +7,6 @@ that holds copies of the touched files alone.
 
 from __future__ import annotations
 
-import ast
 import os
 import tempfile
 import time
@@ -18,8 +17,12 @@ from typing import Literal
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import parse_patch
 from agentic_rubrics.postimage.apply import Applied, apply_like_harness, header_paths
-from agentic_rubrics.postimage.flakes import Parsed, decode_source, introduced_messages
-from agentic_rubrics.postimage.flakes import parse_and_check as _check
+from agentic_rubrics.postimage.flakes import (
+    Parsed,
+    check_source,
+    decode_source,
+    introduced_messages,
+)
 from agentic_rubrics.postimage.model import (
     ApplyInfo,
     ApplyMethod,
@@ -31,8 +34,13 @@ from agentic_rubrics.postimage.model import (
     RemovedName,
     Timings,
 )
-from agentic_rubrics.postimage.symbols import changed_lines, changed_symbols, definitions
-from agentic_rubrics.postimage.usage import Removed, bound_names, removed_definitions, scan
+from agentic_rubrics.postimage.symbols import Image, changed_lines, changed_symbols
+from agentic_rubrics.postimage.usage import (
+    Removed,
+    bound_names,
+    removed_definitions,
+    scan,
+)
 
 Status = Literal["modified", "added", "deleted", "renamed"]
 
@@ -54,8 +62,8 @@ class _State:
     removed_names: list[RemovedName] = field(default_factory=list)
     posts: dict[str, str] = field(default_factory=dict)
     """Decoded post-images of the changed Python files (searched for uses of removed names)."""
-    trees: dict[str, ast.Module] = field(default_factory=dict)
-    """Their trees, where they parse."""
+    images: dict[str, Image] = field(default_factory=dict)
+    """Their trees and definitions, where they parse."""
     reasons: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -126,14 +134,14 @@ def _changes(repo: Path, a: Applied, patch_text: str) -> list[_Change]:
     return [changes[p] for p in sorted(changes)]
 
 
-def _parse(data: bytes | None, path: str, reasons: list[str]) -> tuple[Parsed | None, str | None]:
+def _parse(data: bytes | None, reasons: list[str]) -> tuple[Parsed | None, str | None]:
     if data is None:
         return None, None
-    text = decode_source(data)
-    if text is None:
+    parsed = check_source(data)
+    if parsed is None:
         reasons.append("not_decodable")
         return None, None
-    return _check(text, path), text
+    return parsed, decode_source(data)
 
 
 def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFinding:
@@ -143,11 +151,9 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
         return finding.model_copy(update={"reasons": ("file_too_large",)})
     t0 = time.perf_counter()
     try:
-        pre, pre_text = _parse(c.pre, c.old_path or c.path, reasons)
-        post, post_text = _parse(c.post, c.path, reasons)
-    except (
-        Exception
-    ):  # a hostile file must not take the analysis down (RecursionError, MemoryError)
+        pre, pre_text = _parse(c.pre, reasons)
+        post, post_text = _parse(c.post, reasons)
+    except Exception:  # a hostile file must not take the analysis down (RecursionError, …)
         reasons.append("pyflakes_error")
         pre = post = None
         pre_text = post_text = None
@@ -159,24 +165,27 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
         (pre_text or "").splitlines() if c.pre is not None else [],
         (post_text or "").splitlines() if c.post is not None else [],
     )
+    pre_image = pre.image if pre is not None else None
+    post_image = post.image if post is not None else None
     introduced: tuple[IntroducedMessage, ...] = ()
     if post is not None:
         state.posts[c.path] = post_text or ""
-        if post.tree is not None:
-            state.trees[c.path] = post.tree
-        if pre is not None and pre.tree is None and post.tree is not None:
+        if post_image is not None:
+            state.images[c.path] = post_image
+        if pre is not None and pre_image is None and post_image is not None:
             reasons.append("pre_syntax_error")
         else:
             introduced = introduced_messages(pre, post, added)
     symbols: tuple[ChangedSymbol, ...] = ()
-    pre_defs = definitions(pre.tree) if pre is not None and pre.tree is not None else None
-    post_defs = definitions(post.tree) if post is not None and post.tree is not None else None
-    if (c.pre is None or pre_defs is not None) and (c.post is None or post_defs is not None):
-        symbols = changed_symbols(pre_defs, post_defs, removed, added)
-        if pre is not None and pre.tree is not None:
-            state.removed += removed_definitions(
-                c.old_path or c.path, pre.tree, post.tree if post is not None else None
-            )
+    if (c.pre is None or pre_image) and (c.post is None or post_image):
+        symbols = changed_symbols(
+            pre_image.defs if pre_image else None,
+            post_image.defs if post_image else None,
+            removed,
+            added,
+        )
+        if pre_image is not None:
+            state.removed += removed_definitions(c.old_path or c.path, pre_image, post_image)
     state.timings["symbols_ms"] = state.timings.get("symbols_ms", 0.0) + _ms(t0)
     return finding.model_copy(
         update={"introduced": introduced, "symbols": symbols, "reasons": tuple(reasons)}
@@ -221,7 +230,7 @@ def _run(repo: Path, patch: str | bytes, config: PostimageConfig, state: _State)
             state.files.append(
                 FileFinding(path=c.path, old_path=c.old_path, status=c.status, python=False)
             )
-    bound: set[str] = set().union(*(bound_names(t) for t in state.trees.values()))
+    bound: set[str] = set().union(*(bound_names(i) for i in state.images.values()))
     removed = [r for r in state.removed if r.word not in bound and not _dunder(r.word)]
     if removed:
         t0 = time.perf_counter()

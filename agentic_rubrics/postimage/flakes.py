@@ -14,10 +14,12 @@ import tokenize
 import warnings
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pyflakes import checker, messages
 
 from agentic_rubrics.postimage.model import Category, IntroducedMessage
+from agentic_rubrics.postimage.symbols import Image
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CATEGORIES: dict[type[messages.Message], Category] = {
@@ -41,9 +43,9 @@ def decode_source(data: bytes) -> str | None:
 
 @dataclass(frozen=True)
 class Parsed:
-    """A parsed image: its tree (``None`` on a syntax error) and its pyflakes messages as keys."""
+    """A checked image: its definitions (``None`` on a syntax error) and pyflakes messages as keys."""
 
-    tree: ast.Module | None
+    image: Image | None
     syntax_error_line: int | None
     messages: tuple[tuple[str, str | None, int], ...]  # (class name, name, line)
 
@@ -54,17 +56,25 @@ def _name(message: messages.Message) -> str | None:
     return first if isinstance(first, str) and _IDENT.match(first) else None
 
 
-def parse_and_check(text: str, filename: str) -> Parsed:
+def parse_and_check(text: str) -> Parsed:
     """Parse ``text`` and run pyflakes on the tree (doctests off). Exceptions are the caller's."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # SyntaxWarning for invalid escapes etc.: not our concern
         try:
-            tree = ast.parse(text, filename=filename)
+            tree = ast.parse(text)
         except SyntaxError as exc:
             return Parsed(None, exc.lineno or 0, ())
-        flakes = checker.Checker(tree, filename=filename, withDoctest=False)
+        flakes = checker.Checker(tree, withDoctest=False)
     keys = tuple((type(m).__name__, _name(m), int(m.lineno)) for m in flakes.messages)
-    return Parsed(tree, None, keys)
+    return Parsed(Image.of(tree), None, keys)
+
+
+@lru_cache(maxsize=64)
+def check_source(data: bytes) -> Parsed | None:
+    """``parse_and_check`` of a file's bytes; ``None`` if they do not decode. Cached: the K candidates
+    of one task mostly change the same files, whose pre-image is then checked once."""
+    text = decode_source(data)
+    return None if text is None else parse_and_check(text)
 
 
 def _category(kind: str) -> Category:
@@ -80,8 +90,8 @@ def introduced_messages(
     When a key occurs more often after than before, the surplus is attributed to the occurrences on
     lines the patch changed first, then to the last ones.
     """
-    if post.tree is None:
-        if pre is not None and pre.tree is None:
+    if post.image is None:
+        if pre is not None and pre.image is None:
             return ()
         return (
             IntroducedMessage(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -19,7 +20,6 @@ Change = Literal["modified", "added", "removed"]
 
 MODULE = "<module>"
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While)
 
 
 @dataclass(frozen=True)
@@ -35,27 +35,49 @@ class Definition:
     in_class: bool
 
 
-def definitions(tree: ast.Module) -> list[Definition]:
-    """Every function and class in ``tree``, outer before inner."""
+def _bodies(stmt: ast.stmt) -> list[list[ast.stmt]]:
+    """The statement lists directly inside a compound statement (definitions only live there)."""
+    out = [getattr(stmt, attr) for attr in ("body", "orelse", "finalbody") if hasattr(stmt, attr)]
+    out += [h.body for h in getattr(stmt, "handlers", [])]
+    out += [c.body for c in getattr(stmt, "cases", [])]
+    return [b for b in out if isinstance(b, list)]
+
+
+def definitions(tree: ast.Module) -> tuple[Definition, ...]:
+    """Every function and class in ``tree``, outer before inner (statements only: fast)."""
     out: list[Definition] = []
 
-    def visit(node: ast.AST, prefix: str, public: bool, in_class: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _DEFS):
-                start = min([child.lineno] + [d.lineno for d in child.decorator_list])
-                qual = f"{prefix}{child.name}"
-                kind: Literal["function", "class"] = (
-                    "class" if isinstance(child, ast.ClassDef) else "function"
-                )
-                end = child.end_lineno or child.lineno
+    def visit(body: list[ast.stmt], prefix: str, public: bool, in_class: bool) -> None:
+        for stmt in body:
+            if isinstance(stmt, _DEFS):
+                start = min([stmt.lineno] + [d.lineno for d in stmt.decorator_list])
+                qual = f"{prefix}{stmt.name}"
+                is_class = isinstance(stmt, ast.ClassDef)
+                kind: Literal["function", "class"] = "class" if is_class else "function"
+                end = stmt.end_lineno or stmt.lineno
                 out.append(Definition(qual, kind, start, end, public, in_class))
-                is_class = isinstance(child, ast.ClassDef)
-                visit(child, qual + ".", public and is_class, is_class)
+                visit(stmt.body, qual + ".", public and is_class, is_class)
             else:
-                visit(child, prefix, public, in_class)
+                for inner in _bodies(stmt):
+                    visit(inner, prefix, public, in_class)
 
-    visit(tree, "", True, False)
-    return out
+    visit(tree.body, "", True, False)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Image:
+    """What later steps need of a parsed image (the tree itself is not kept)."""
+
+    defs: tuple[Definition, ...]
+    variables: frozenset[str]
+    imports: frozenset[str]
+
+    @classmethod
+    def of(cls, tree: ast.Module) -> Image:
+        return cls(
+            definitions(tree), frozenset(module_variables(tree)), frozenset(module_imports(tree))
+        )
 
 
 def _targets(node: ast.AST) -> list[str]:
@@ -68,32 +90,38 @@ def _targets(node: ast.AST) -> list[str]:
     return []
 
 
-def module_variables(tree: ast.Module) -> set[str]:
-    """Names assigned at module level (in ``if``/``try``/``with`` blocks too, not in functions)."""
-    names: set[str] = set()
+def _module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """Module-level statements, in ``if``/``try``/``with``/loop blocks too, not in functions or classes."""
+    out: list[ast.stmt] = []
 
     def visit(body: list[ast.stmt]) -> None:
         for stmt in body:
-            if isinstance(stmt, ast.Assign):
-                names.update(n for t in stmt.targets for n in _targets(t))
-            elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
-                names.update(_targets(stmt.target))
-            elif isinstance(stmt, _BLOCKS):
-                for attr in ("body", "orelse", "finalbody"):
-                    visit(getattr(stmt, attr, []))
-                for handler in getattr(stmt, "handlers", []):
-                    visit(handler.body)
+            out.append(stmt)
+            if not isinstance(stmt, _DEFS):
+                for inner in _bodies(stmt):
+                    visit(inner)
 
     visit(tree.body)
+    return out
+
+
+def module_variables(tree: ast.Module) -> set[str]:
+    """Names assigned at module level."""
+    names: set[str] = set()
+    for stmt in _module_statements(tree):
+        if isinstance(stmt, ast.Assign):
+            names.update(n for t in stmt.targets for n in _targets(t))
+        elif isinstance(stmt, ast.AnnAssign | ast.AugAssign):
+            names.update(_targets(stmt.target))
     return names
 
 
 def module_imports(tree: ast.Module) -> set[str]:
     """Names bound by imports at module level (a definition moved away and re-imported stays bound)."""
     names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+    for stmt in _module_statements(tree):
+        if isinstance(stmt, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split(".")[0] for a in stmt.names if a.name != "*")
     return names
 
 
@@ -118,7 +146,7 @@ def changed_lines(pre: list[str], post: list[str]) -> tuple[set[int], set[int]]:
     return removed, added
 
 
-def _innermost(defs: list[Definition], line: int) -> Definition | None:
+def _innermost(defs: Sequence[Definition], line: int) -> Definition | None:
     best: Definition | None = None
     for d in defs:
         if d.start <= line <= d.end and (best is None or d.start >= best.start):
@@ -127,8 +155,8 @@ def _innermost(defs: list[Definition], line: int) -> Definition | None:
 
 
 def changed_symbols(
-    pre_defs: list[Definition] | None,
-    post_defs: list[Definition] | None,
+    pre_defs: Sequence[Definition] | None,
+    post_defs: Sequence[Definition] | None,
     removed: set[int],
     added: set[int],
 ) -> tuple[ChangedSymbol, ...]:

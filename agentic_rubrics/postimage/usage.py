@@ -14,7 +14,6 @@ use of a removed method ``name`` (the example location lets a reader judge).
 
 from __future__ import annotations
 
-import ast
 import io
 import os
 import subprocess
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from agentic_rubrics.postimage.flakes import decode_source
 from agentic_rubrics.postimage.model import Location, PostimageConfig, RemovedKind, RemovedName
-from agentic_rubrics.postimage.symbols import definitions, module_imports, module_variables
+from agentic_rubrics.postimage.symbols import Image
 
 
 @dataclass(frozen=True)
@@ -41,10 +40,10 @@ class Removed:
         return self.qualname.rsplit(".", 1)[-1]
 
 
-def removed_definitions(path: str, pre: ast.Module, post: ast.Module | None) -> list[Removed]:
+def removed_definitions(path: str, pre: Image, post: Image | None) -> list[Removed]:
     """Public definitions and module variables of ``pre`` missing from ``post`` (``None``: deleted)."""
-    after = {d.qualname for d in definitions(post) if d.public} if post is not None else set()
-    gone = [d for d in definitions(pre) if d.public and d.qualname not in after]
+    after = {d.qualname for d in post.defs if d.public} if post is not None else set()
+    gone = [d for d in pre.defs if d.public and d.qualname not in after]
     gone_names = {d.qualname for d in gone}
     out: list[Removed] = []
     for d in gone:
@@ -53,16 +52,16 @@ def removed_definitions(path: str, pre: ast.Module, post: ast.Module | None) -> 
             continue  # its class went too: the class is the removed name
         kind: RemovedKind = "class" if d.kind == "class" else "method" if d.in_class else "function"
         out.append(Removed(path, d.qualname, kind))
-    variables = module_variables(pre) - (module_variables(post) if post is not None else set())
-    defined = {d.qualname for d in definitions(pre)}
+    variables = pre.variables - (post.variables if post is not None else set())
+    defined = {d.qualname for d in pre.defs}
     out += [Removed(path, v, "variable") for v in sorted(variables - defined)]
     return out
 
 
-def bound_names(post: ast.Module) -> set[str]:
+def bound_names(post: Image) -> set[str]:
     """Names a post-image still binds where other code could reach them."""
-    names = {d.qualname.rsplit(".", 1)[-1] for d in definitions(post) if d.public}
-    return names | module_variables(post) | module_imports(post)
+    names = {d.qualname.rsplit(".", 1)[-1] for d in post.defs if d.public}
+    return names | post.variables | post.imports
 
 
 def _first_uses(text: str, words: set[str]) -> dict[str, int] | None:
