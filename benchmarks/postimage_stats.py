@@ -76,6 +76,8 @@ def row(
         "source": source,
         "resolved": resolved,
         "method": res.apply.method,
+        "git_apply_error": res.apply.git_apply_error,
+        "patch_error": res.apply.patch_error,
         "applied": res.applied,
         "fuzz": res.apply.hunks_fuzz,
         "offset": res.apply.hunks_offset,
@@ -133,6 +135,16 @@ def summarise(rows: list[dict[str, Any]], export_cpu: list[float]) -> dict[str, 
         "apply": {
             m: {**rate([r for r in rows if r["method"] == m]), "share": round(c / len(rows), 4)}
             for m, c in sorted(methods.items())
+        },
+        "apply_errors": {
+            f"{m}: git apply {g}, patch {p}": c
+            for (m, g, p), c in sorted(
+                Counter(
+                    (r["method"], r["git_apply_error"], r["patch_error"])
+                    for r in rows
+                    if r["git_apply_error"]
+                ).items()
+            )
         },
         "fuzz_hunks_candidates": sum(1 for r in applied if r["fuzz"]),
         "offset_hunks_candidates": sum(1 for r in applied if r["offset"]),

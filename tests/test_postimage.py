@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,6 +17,7 @@ from agentic_rubrics.postimage import PostimageConfig, PostimageResult, analyze_
 
 from .conftest import git
 
+ROOT = Path(__file__).resolve().parents[1]
 MakeRepo = Callable[[dict[str, bytes | str]], tuple[Path, Callable[..., str]]]
 
 MOD = """\
@@ -167,6 +171,13 @@ def test_only_the_unused_import_the_patch_adds_is_reported(git_repo: MakeRepo) -
     result = analyze_patch(repo, _edit(repo, diff, {"mod.py": new}))
     assert _kinds(result) == [("UnusedImport", "sys")]
     assert result.introduced[0].line == 1
+    # dotted and aliased imports are told apart by their full names, not lumped together
+    more = "import xml.dom\nfrom json import dumps as to_json\n" + MOD
+    result = analyze_patch(repo, _edit(repo, diff, {"mod.py": more}))
+    assert sorted(_kinds(result)) == [
+        ("UnusedImport", "json.dumps as to_json"),
+        ("UnusedImport", "xml.dom"),
+    ]
 
 
 def test_a_renamed_function_still_called_elsewhere(git_repo: MakeRepo) -> None:
@@ -358,3 +369,60 @@ def test_the_result_is_json_and_holds_no_file_contents(git_repo: MakeRepo) -> No
 @pytest.mark.parametrize("tool", ["git", "patch", "grep"])
 def test_the_tools_it_needs_are_installed(tool: str) -> None:
     assert shutil.which(tool), f"{tool} is required (CI installs it: .ci/run)"
+
+
+def test_the_benchmark_exports_base_trees_and_reports_rates(
+    tmp_path: Path, git_repo: MakeRepo
+) -> None:
+    repo, diff = git_repo({"pkg/mod.py": MOD, "pkg/users.py": "from pkg.mod import helper\n"})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    good = _edit(repo, diff, {"pkg/mod.py": MOD.replace("return 0", "return 1")})
+    bad = _edit(repo, diff, {"pkg/mod.py": MOD.replace("return 0", "return nothing")})
+    renamed = _edit(repo, diff, {"pkg/mod.py": MOD.replace("helper", "assist")})
+    broken = good.replace("return 0", "return 7")
+    repos = tmp_path / "repos"
+    repos.mkdir()
+    git(tmp_path, "clone", "-q", "--bare", str(repo), str(tmp_path / "acme__tool.git"))
+    shutil.make_archive(str(repos / "acme__tool.git"), "tar", tmp_path, "acme__tool.git")
+    cands = [
+        {"source": "a", "patch": good, "resolved": True, "source_kind": "full_run"},
+        {"source": "b", "patch": bad, "resolved": False, "source_kind": "full_run"},
+        {"source": "c", "patch": renamed, "resolved": False, "source_kind": "full_run"},
+        {"source": "d", "patch": broken, "resolved": False, "source_kind": "full_run"},
+        {"source": "e", "patch": good, "resolved": True, "source_kind": "resolved_only"},
+    ]
+    records = [
+        {
+            "instance_id": "acme__tool-1",
+            "repo": "acme/tool",
+            "base_commit": base,
+            "candidates": cands,
+        },
+        {
+            "instance_id": "acme__tool-2",
+            "repo": "acme/tool",
+            "base_commit": "0" * 40,
+            "candidates": cands,
+        },
+        {"instance_id": "other__x-1", "repo": "other/x", "base_commit": base, "candidates": cands},
+    ]
+    data = tmp_path / "cands.jsonl.gz"
+    with gzip.open(data, "wt") as fh:
+        fh.writelines(json.dumps({**r, "problem_statement": "p"}) + "\n" for r in records)
+    out = tmp_path / "stats.json"
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "postimage_stats.py"), "--data", str(data), "--repos", str(repos), "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(out.read_text())
+    assert stats["instances_skipped"] == {"base_commit_missing": 1, "no_repository": 1}
+    assert (stats["instances"], stats["candidates"]) == (1, 4)  # resolved_only left out
+    assert stats["apply"]["git_apply"]["n"] == 3 and stats["apply"]["failed"]["n"] == 1
+    flagged = stats["applied"]["introduces_any_message"]
+    assert (flagged["with"]["n"], flagged["with"]["resolved"]) == (1, 0)
+    assert (flagged["without"]["n"], flagged["without"]["resolved"]) == (2, 1)
+    used = stats["applied"]["removes_a_name_still_used"]
+    assert (used["with"]["n"], used["without"]["n"]) == (1, 2)
+    assert stats["cpu_ms_per_candidate"]["median"] > 0
+    assert "introduces_any_message" in done.stdout

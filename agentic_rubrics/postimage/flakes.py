@@ -21,7 +21,8 @@ from pyflakes import checker, messages
 from agentic_rubrics.postimage.model import Category, IntroducedMessage
 from agentic_rubrics.postimage.symbols import Image
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# a name or an import's name as pyflakes prints it (``os.path``, ``.sibling``, ``numpy as np``)
+_IDENT = re.compile(r"^\.*[A-Za-z_][\w.]*(?: as [A-Za-z_]\w*)?$", re.ASCII)
 _CATEGORIES: dict[type[messages.Message], Category] = {
     messages.UndefinedName: "undefined_name",
     messages.UndefinedLocal: "undefined_name",
