@@ -128,6 +128,7 @@ def summarise(rows: list[dict[str, Any]], export_cpu: list[float]) -> dict[str, 
     methods = Counter(r["method"] for r in rows)
     cpu = [r["cpu_ms"] for r in rows]
     phases = ("apply_ms", "python_ms", "symbols_ms", "usage_ms", "total_ms")
+    scans = [r["timings"]["usage_ms"] for r in rows if r["removed"]]
     return {
         "candidates": len(rows),
         "instances": len({r["instance_id"] for r in rows}),
@@ -173,6 +174,12 @@ def summarise(rows: list[dict[str, Any]], export_cpu: list[float]) -> dict[str, 
         },
         "wall_ms_p90_by_phase": {
             p: percentile([r["timings"][p] for r in rows], 0.9) if rows else None for p in phases
+        },
+        "usage_scan_ms_when_names_removed": {
+            "candidates": len(scans),
+            "median": percentile(scans, 0.5) if scans else None,
+            "p90": percentile(scans, 0.9) if scans else None,
+            "max": round(max(scans), 2) if scans else None,
         },
         "export_cpu_ms_per_instance_median": percentile(export_cpu, 0.5) if export_cpu else None,
     }

@@ -426,3 +426,15 @@ def test_the_benchmark_exports_base_trees_and_reports_rates(
     assert (used["with"]["n"], used["without"]["n"]) == (1, 2)
     assert stats["cpu_ms_per_candidate"]["median"] > 0
     assert "introduces_any_message" in done.stdout
+
+
+def test_a_patch_already_in_the_tree_is_reverted_by_patch_and_says_so(git_repo: MakeRepo) -> None:
+    repo, diff = git_repo({"mod.py": MOD})
+    patch = _edit(repo, diff, {"mod.py": MOD.replace("return 0", "return 1")})
+    (repo / "mod.py").write_text(MOD.replace("return 0", "return 1"))  # the fix is already there
+    git(repo, "commit", "-qam", "applied")
+    result = analyze_patch(repo, patch)
+    # git apply refuses; patch --batch (no --forward, as the harness runs it) assumes -R
+    assert result.apply.method == "patch_fuzz"
+    assert "patch_assumed_reversed" in result.reasons
+    assert result.changed_symbols == ("mod.py::Shape.area",)

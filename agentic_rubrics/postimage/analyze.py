@@ -25,7 +25,6 @@ from agentic_rubrics.postimage.flakes import (
 )
 from agentic_rubrics.postimage.model import (
     ApplyInfo,
-    ApplyMethod,
     ChangedSymbol,
     FileFinding,
     IntroducedMessage,
@@ -69,15 +68,8 @@ class _State:
 
 
 def _apply_info(a: Applied) -> ApplyInfo:
-    method: ApplyMethod = (
-        "git_apply"
-        if a.method == "git_apply"
-        else "patch_fuzz"
-        if a.method == "patch_fuzz"
-        else "failed"
-    )
     return ApplyInfo(
-        method=method,
+        method=a.method,
         git_apply_error=a.git_error,
         patch_error=a.patch_error,
         hunks_offset=a.hunks_offset,

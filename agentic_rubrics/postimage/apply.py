@@ -1,18 +1,21 @@
 """Apply a candidate like the SWE-bench harness, on a copy of only the files it touches.
 
-The harness commands, verbatim (SWE-bench ``swebench/harness/run_evaluation.py`` at commit ac32251,
-"Fix evaluation hanging issue and improve patch apply (#162)", 2024-07-01)::
+The harness's commands, verbatim (SWE-bench ``swebench/harness/run_evaluation.py`` at commit
+ac3225118fb2c7575aef99c67f835641de994310, "Fix evaluation hanging issue and improve patch apply
+(#162)", 2024-07-01)::
 
     git apply -v /tmp/patch.diff                      # first
     patch --batch --fuzz=5 -p1 -i /tmp/patch.diff     # only when git apply failed
 
-Later harness versions keep both in ``GIT_APPLY_CMDS`` (``"git apply --verbose"``, ``"git apply --verbose
---reject"``, ``"patch --batch --fuzz=5 -p1 -i"``; the newest adds ``--3way`` and ``patch --forward`` and
-resets the tree between attempts). ``--reject`` succeeds exactly when plain ``git apply`` does (it only
-gives up atomicity), and ``--3way`` needs the repository's objects, which an exported tree has not; so
-each command here runs on a pristine copy and the outcome is the one every version agrees on, except
-that ``patch --batch`` without ``--forward`` reverts a hunk that looks reversed: that is recorded
-(``patch_assumed_reversed``), not hidden.
+History, for reading labels: before that commit the harness ran ``git apply -v`` alone, so a
+``patch_fuzz`` candidate is exactly one on which harness generations disagree. b27bbfd5 (2024-07-02)
+added ``--allow-empty`` (an empty patch "applies"; here it is ``empty``). d83e1001 (2025-01-13) made
+the list ``GIT_APPLY_CMDS = ["git apply --verbose", "git apply --verbose --reject", "patch --batch
+--fuzz=5 -p1 -i"]``; ``--reject`` succeeds exactly when plain ``git apply`` does (it only gives up
+atomicity). The newest adds ``--3way`` (it needs the repository's objects, which an exported tree has
+not) and ``patch --forward``, and resets the tree between attempts, as this module does by running
+each command on a fresh copy. Without ``--forward``, ``patch --batch`` reverts a hunk that looks
+reversed: that is recorded (``patch_assumed_reversed``), not hidden.
 
 The given repository is only read: touched files are copied into a temporary folder (regular files
 only; a path through a symbolic link or outside the tree is not copied and is recorded), the commands
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from agentic_rubrics.patch import _unquote
+from agentic_rubrics.postimage.model import ApplyMethod
 
 GIT_APPLY = ("git", "apply", "--verbose")
 PATCH_FUZZ = ("patch", "--batch", "--fuzz=5", "-p1", "-i")
@@ -55,7 +59,7 @@ _GIT_ERRORS = (
 class Applied:
     """The outcome: ``method``, per-hunk counts, and where the post-images are (``root``)."""
 
-    method: str
+    method: ApplyMethod
     root: Path
     copied: set[str] = field(default_factory=set)
     git_error: str | None = None
@@ -183,7 +187,7 @@ def apply_like_harness(repo: Path, patch: bytes, work: Path, timeout: float) -> 
     patch_file = work / "candidate.diff"
     patch_file.write_bytes(patch)
     paths = header_paths(patch.decode("utf-8", "replace"))
-    attempts: list[tuple[str, tuple[str, ...]]] = [
+    attempts: list[tuple[ApplyMethod, tuple[str, ...]]] = [
         ("git_apply", GIT_APPLY),
         ("patch_fuzz", PATCH_FUZZ),
     ]

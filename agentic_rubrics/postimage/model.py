@@ -52,7 +52,7 @@ class PostimageConfig(BaseModel):
     """Seconds the repository scan for removed names may take in total."""
     max_file_bytes: int = 2_000_000
     """Changed files larger than this are not parsed (reason ``file_too_large``)."""
-    max_removed_names: int = 40
+    max_removed_names: int = 200
     """At most this many removed names are searched for in the repository."""
     max_confirm_files: int = 25
     """Per removed name, at most this many matching files are tokenised to confirm a real use."""

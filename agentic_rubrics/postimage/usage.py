@@ -5,8 +5,8 @@ changed file's pre-image defines and its post-image does not, unless some post-i
 name (a definition moved within the patch, or re-imported). Dunder names are left out: Python calls
 them implicitly and every file mentions ``__init__``.
 
-The search is a word search (``grep -rlwF`` over ``*.py``, one process per name, under one deadline),
-then each matching file is tokenised until a real use is found: a name token that is not the name of a
+The search is one word search for all names (``grep -rowF`` over ``*.py``, under a deadline), then
+each file holding a name is tokenised until a real use is found: a name token that is not the name of a
 ``def``/``class``, outside comments and strings. Unchanged files are read from the base tree, changed
 ones from their post-images. It cannot tell which object an attribute belongs to: ``x.name`` counts as a
 use of a removed method ``name`` (the example location lets a reader judge).
@@ -64,43 +64,49 @@ def bound_names(post: Image) -> set[str]:
     return names | post.variables | post.imports
 
 
+_DEF_WORDS = ("def", "class")
+
+
 def _first_uses(text: str, words: set[str]) -> dict[str, int] | None:
     """First line where each of ``words`` is used as a name token; ``None`` if it does not tokenise."""
     found: dict[str, int] = {}
     previous = ""
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.NAME:
-                if (
-                    tok.string in words
-                    and tok.string not in found
-                    and previous
-                    not in (
-                        "def",
-                        "class",
-                    )
-                ):
-                    found[tok.string] = tok.start[0]
-                previous = tok.string
-            elif tok.type not in (tokenize.NL, tokenize.COMMENT):
-                previous = tok.string
+            if tok.type in (tokenize.NL, tokenize.COMMENT):
+                continue
+            if (
+                tok.type == tokenize.NAME
+                and tok.string in words
+                and tok.string not in found
+                and previous not in _DEF_WORDS
+            ):
+                found[tok.string] = tok.start[0]
+            previous = tok.string
     except (tokenize.TokenError, SyntaxError):
         return None
     return found
 
 
-def _grep(repo: Path, word: str, timeout: float) -> tuple[list[str], bool]:
-    """Files under ``repo`` whose ``*.py`` text holds ``word`` as a word; and whether grep erred."""
+def _grep(repo: Path, words: list[str], timeout: float) -> tuple[dict[str, list[str]], bool]:
+    """For each word, the ``*.py`` files under ``repo`` holding it as a word (one pass over the
+    tree for all words); and whether grep reported an error."""
+    patterns = [arg for w in words for arg in ("-e", w)]
     proc = subprocess.run(
-        ["grep", "-rlwIFZs", "--include=*.py", "--exclude-dir=.git", "-e", word, "--", "."],
+        ["grep", "-rowIFZs", "--include=*.py", "--exclude-dir=.git", *patterns, "--", "."],
         cwd=repo,
         env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=timeout,
     )
-    paths = [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
-    return sorted(p.removeprefix("./") for p in paths), proc.returncode > 1
+    files: dict[str, set[str]] = {w: set() for w in words}
+    for line in proc.stdout.splitlines():  # b"./path\0word" per occurrence
+        path, _, word = line.partition(b"\0")
+        found = files.get(word.decode("ascii", "replace"))
+        if found is not None:
+            found.add(path.decode("utf-8", "surrogateescape").removeprefix("./"))
+    return {w: sorted(f) for w, f in files.items()}, proc.returncode > 1
 
 
 def scan(
@@ -113,57 +119,57 @@ def scan(
     """Decide ``still_used`` for each removed name; reasons for what could not be decided."""
     deadline = time.monotonic() + config.scan_timeout_s
     reasons: set[str] = set()
-    words = {r.word for r in removed}
+    ordered = sorted({r.word for r in removed})
+    words = ordered[: config.max_removed_names]
+    decided: dict[str, tuple[bool | None, Location | None, int | None]] = dict.fromkeys(
+        ordered[config.max_removed_names :], (None, None, None)
+    )
+    if decided:
+        reasons.add("too_many_removed_names")
     cache: dict[str, dict[str, int] | None] = {}
 
     def uses(path: str, text: str | None) -> dict[str, int] | None:
         if path not in cache:
-            cache[path] = _first_uses(text, words) if text is not None else None
+            cache[path] = _first_uses(text, set(words)) if text is not None else None
         return cache[path]
 
-    decided: dict[str, tuple[bool | None, Location | None, int | None]] = {}
-    for n, word in enumerate(sorted(words)):
-        if n >= config.max_removed_names:
-            reasons.add("too_many_removed_names")
-            decided[word] = (None, None, None)
-            continue
-        example: Location | None = None
-        for path, text in sorted(post_texts.items()):
-            line = (uses(path, text) or {}).get(word)
-            if line is not None:
-                example = Location(path=path, line=line)
-                break
-        remaining = deadline - time.monotonic()
-        try:
-            if remaining <= 0:
-                raise subprocess.TimeoutExpired("grep", 0)
-            files, erred = _grep(repo, word, remaining)
-        except subprocess.TimeoutExpired:
-            reasons.add("usage_scan_timeout")
+    examples: dict[str, Location] = {}
+    for path, text in sorted(post_texts.items()):  # changed files, as the patch leaves them
+        for word, line in (uses(path, text) or {}).items():
+            examples.setdefault(word, Location(path=path, line=line))
+    grepped: dict[str, list[str]] | None = None
+    erred = False
+    try:
+        grepped, erred = _grep(repo, words, max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        reasons.add("usage_scan_timeout")
+    except OSError:
+        reasons.add("usage_scan_error")
+    if erred:
+        reasons.add("usage_scan_error")
+    for word in words:
+        example = examples.get(word)
+        if grepped is None:
             decided[word] = (True if example else None, example, None)
             continue
-        except OSError:
-            reasons.add("usage_scan_error")
-            decided[word] = (True if example else None, example, None)
-            continue
-        files = [f for f in files if f not in changed_paths]
+        files = [f for f in grepped[word] if f not in changed_paths]
         undecided = erred
-        if erred:
-            reasons.add("usage_scan_error")
         for i, path in enumerate(files):
             if example is not None:
                 break
             if i >= config.max_confirm_files or time.monotonic() > deadline:
                 undecided = True
+                if time.monotonic() > deadline:
+                    reasons.add("usage_scan_timeout")
                 break
             try:
                 source = decode_source((repo / path).read_bytes())
             except OSError:
                 source = None
-            line = (uses(path, source) or {}).get(word)
+            first = (uses(path, source) or {}).get(word)
             undecided = undecided or cache[path] is None
-            if line is not None:
-                example = Location(path=path, line=line)
+            if first is not None:
+                example = Location(path=path, line=first)
         still = True if example else (None if undecided else False)
         decided[word] = (still, example, len(files))
     out = [
