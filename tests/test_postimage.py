@@ -438,3 +438,17 @@ def test_a_patch_already_in_the_tree_is_reverted_by_patch_and_says_so(git_repo: 
     assert result.apply.method == "patch_fuzz"
     assert "patch_assumed_reversed" in result.reasons
     assert result.changed_symbols == ("mod.py::Shape.area",)
+
+
+def test_a_read_only_tree_with_an_executable_file(git_repo: MakeRepo) -> None:
+    repo, diff = git_repo({"tool.py": MOD})
+    (repo / "tool.py").chmod(0o755)
+    git(repo, "commit", "-qam", "exec")
+    patch = _edit(repo, diff, {"tool.py": MOD.replace("return 0", "return 5")})
+    (repo / "tool.py").chmod(0o555)  # as RepoCache exports are: read-only
+    try:
+        result = analyze_patch(repo, patch)
+    finally:
+        (repo / "tool.py").chmod(0o755)
+    assert result.apply.method == "git_apply", result.apply
+    assert result.changed_symbols == ("tool.py::Shape.area",)

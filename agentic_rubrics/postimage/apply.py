@@ -124,7 +124,10 @@ def materialise(repo: Path, paths: set[str], root: Path) -> tuple[set[str], list
             continue  # a file the patch creates, or a -p0/-p1 reading that names nothing
         dst = root.joinpath(*rel.parts)
         dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dst)
+        shutil.copyfile(src, dst)
+        # writable whatever the source's mode (RepoCache exports are read-only); keep the x bit,
+        # which git apply compares with a patch's "old mode"
+        dst.chmod(0o755 if src.stat().st_mode & 0o111 else 0o644)
         copied.add(rel.as_posix())
     return copied, sorted(set(reasons))
 
