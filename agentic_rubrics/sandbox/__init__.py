@@ -39,18 +39,36 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-class AutoConfig(BaseModel):
-    """bubblewrap where it works; otherwise local-copy for the static explorer only."""
+class _Limits(BaseModel):
+    """What a bubblewrap sandbox lets commands use (hard limits, enforced by the kernel)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    max_write_mib: int = Field(default=256, ge=1)
+    """MiB that commands may write in all, workspace and home together (a tmpfs of that size)."""
+    max_tmp_mib: int = Field(default=256, ge=1)
+    """MiB of each command's private ``/tmp`` (a tmpfs of that size, emptied after the command)."""
+    max_processes: int = Field(default=256, ge=8)
+    """Processes and threads one command may have at once (a fork bomb stops there)."""
+
+    def limits(self) -> dict[str, int]:
+        """The keyword arguments of :class:`~agentic_rubrics.sandbox.bwrap.BubblewrapSandbox`."""
+        return {
+            "max_write_bytes": self.max_write_mib << 20,
+            "max_tmp_bytes": self.max_tmp_mib << 20,
+            "max_processes": self.max_processes,
+        }
+
+
+class AutoConfig(_Limits):
+    """bubblewrap where it works; otherwise local-copy for the static explorer only."""
+
     type: Literal["auto"] = "auto"
     """Discriminator."""
 
 
-class BubblewrapConfig(BaseModel):
+class BubblewrapConfig(_Limits):
     """The isolated local sandbox (fails when bubblewrap cannot create namespaces)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     type: Literal["bubblewrap"] = "bubblewrap"
     """Discriminator."""
 
@@ -95,6 +113,7 @@ async def open_sandbox(
         SandboxError: it cannot be created, or it would run model commands unisolated unasked.
     """
     import asyncio
+    import functools
 
     from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
 
@@ -126,7 +145,9 @@ async def open_sandbox(
         )
     if kind == "bubblewrap":
         assert repo_path is not None
-        return await asyncio.to_thread(BubblewrapSandbox, Path(repo_path))
+        return await asyncio.to_thread(
+            functools.partial(BubblewrapSandbox, Path(repo_path), **config.limits())
+        )
     if kind == "local-copy":
         assert repo_path is not None
         return await asyncio.to_thread(LocalCopySandbox, Path(repo_path))

@@ -1,26 +1,51 @@
 """The isolated local sandbox, on bubblewrap: the default wherever it works.
 
-Each command runs in fresh namespaces (no network: only a private loopback), with the system folders
-mounted read-only, a private ``/tmp``, and a throwaway copy of the repository as the only writable
-place, at ``/workspace``. Nothing else of the host is mounted: not the user's home, not the project,
-not the hidden tests beside a bundled repository. The environment is cleared (no API keys).
+A sandbox is two layers:
+
+- a **holder** (:mod:`agentic_rubrics.sandbox.holder`): a private mount namespace that lives as long as
+  the sandbox, with a tmpfs of a fixed size. The workspace at ``/workspace`` is an overlay whose lower
+  layer is the repository (read-only) and whose upper layer is in that tmpfs, so every byte a command
+  writes — in the workspace or in its home — counts against one cap, and writes persist from one
+  command to the next;
+- one **bubblewrap** per command, started inside the holder's namespace: fresh user, pid, network
+  (only a private loopback), ipc and uts namespaces; every capability dropped; an unprivileged uid
+  inside, and — when the library runs as root — an unprivileged host user too (``nobody``), so that
+  no command is ever root on the host, and the process limit (RLIMIT_NPROC, which root ignores) holds;
+  no further user namespaces; the system folders read-only, a read-only root, a private ``/tmp`` and
+  ``/dev/shm`` of capped size; a cleared environment (no API keys). A timeout kills the command's whole
+  pid namespace.
+
+Nothing else of the host is mounted: not the user's home, not the project, not the hidden tests beside a
+bundled repository.
 """
 
 from __future__ import annotations
 
 import functools
+import posixpath
+import shlex
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
 from agentic_rubrics.exceptions import SandboxError
+from agentic_rubrics.sandbox.holder import Holder, host_user
 from agentic_rubrics.sandbox.local import WorkspaceCopy, clean_env, run_capped
 from agentic_rubrics.types import CommandResult
 
 WORKSPACE = "/workspace"
+HOME = "/home/sandbox"
+SANDBOX_UID = 1000
+"""The uid (and gid) commands have inside the sandbox: not root, and no capability."""
 # read-only system folders: enough for a shell, coreutils, grep, find, git and Debian's python3
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
+_SHM_BYTES = 64 << 20
+MIB = 1 << 20
+
+# runs as the command's first process: the limits first (they cannot be raised again: raising a hard
+# limit needs a capability the sandbox does not have), then the model's command
+_WRAPPER = 'ulimit -c 0 && ulimit -u "$1" || exit 126; exec bash -c "$2"'
 
 
 def _mounts() -> list[str]:
@@ -34,62 +59,131 @@ def _mounts() -> list[str]:
     return args
 
 
-def bwrap_argv(workspace: Path, home: Path) -> list[str]:
-    """The bubblewrap command line that runs ``bash -c COMMAND`` (append the command)."""
-    env = clean_env(Path(WORKSPACE) / ".home")
-    env["HOME"] = "/home/sandbox"
-    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--hostname", "sandbox"]
-    argv += _mounts()
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    argv += ["--bind", str(workspace), WORKSPACE, "--bind", str(home), "/home/sandbox"]
-    argv += ["--chdir", WORKSPACE, "--clearenv"]
+def bwrap_argv(workspace: Path, home: Path, *, max_tmp_bytes: int) -> list[str]:
+    """The bubblewrap command line (the wrapper's arguments follow: process limit, command)."""
+    env = clean_env(Path(HOME))
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user"]
+    argv += ["--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+    argv += ["--cap-drop", "ALL", "--hostname", "sandbox", *_mounts()]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--size", str(min(_SHM_BYTES, max_tmp_bytes)), "--tmpfs", "/dev/shm"]
+    argv += ["--remount-ro", "/dev", "--size", str(max_tmp_bytes), "--tmpfs", "/tmp"]
+    argv += ["--bind", str(workspace), WORKSPACE, "--bind", str(home), HOME]
+    argv += ["--remount-ro", "/", "--chdir", WORKSPACE, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
-    return [*argv, "bash", "-c"]
+    return [*argv, "bash", "-c", _WRAPPER, "sandbox"]
+
+
+def _missing_tools() -> str | None:
+    for tool, package in (("bwrap", "bubblewrap"), ("unshare", "util-linux")):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (apt-get install -y {package})"
+    if shutil.which("nsenter") is None:
+        return "nsenter is not installed (apt-get install -y util-linux)"
+    return None
 
 
 @functools.lru_cache(maxsize=1)
 def bwrap_problem() -> str | None:
     """Why bubblewrap cannot run here (``None`` when it can): probed once per process."""
-    if shutil.which("bwrap") is None:
-        return "bubblewrap is not installed (apt-get install -y bubblewrap)"
+    missing = _missing_tools()
+    if missing is not None:
+        return missing
     with tempfile.TemporaryDirectory() as tmp:
-        ws, home = Path(tmp) / "ws", Path(tmp) / "home"
-        ws.mkdir()
-        home.mkdir()
+        (Path(tmp) / "repo").mkdir()
+        try:
+            sandbox = BubblewrapSandbox(Path(tmp) / "repo", _probe=True)
+        except SandboxError as exc:
+            return str(exc)
         try:
             done = subprocess.run(
-                [*bwrap_argv(ws, home), "true"], capture_output=True, text=True, timeout=20
-            )
+                sandbox.argv("touch probe && ulimit -u"),
+                capture_output=True, text=True, timeout=20, cwd="/", **host_user(),
+            )  # fmt: skip
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bubblewrap failed to start: {exc}"
-    if done.returncode != 0:
-        return f"bubblewrap cannot create namespaces here: {done.stderr.strip()[:300]}"
+        finally:
+            sandbox.holder.stop()
+            shutil.rmtree(sandbox._tmp, ignore_errors=True)
+    if done.returncode != 0 or done.stdout.strip() != str(sandbox.max_processes):
+        return f"bubblewrap cannot create namespaces here: {(done.stderr or done.stdout).strip()[:300]}"
     return None
 
 
 class BubblewrapSandbox(WorkspaceCopy):
-    """Commands run isolated by bubblewrap in a throwaway copy of ``repo_dir`` (``/workspace``)."""
+    """Commands run isolated by bubblewrap over a throwaway copy of ``repo_dir`` (``/workspace``).
+
+    Args:
+        repo_dir: the repository (copied once; the copy is the overlay's read-only lower layer).
+        max_write_bytes: what commands may write in all, workspace and home together.
+        max_tmp_bytes: the size of each command's private ``/tmp``.
+        max_processes: processes (and threads) one command may have at once.
+    """
 
     kind = "bubblewrap"
     isolated = True
 
-    def __init__(self, repo_dir: Path, *, copy_git: bool = False) -> None:
-        problem = bwrap_problem()
-        if problem is not None:
+    def __init__(
+        self,
+        repo_dir: Path,
+        *,
+        copy_git: bool = False,
+        max_write_bytes: int = 256 * MIB,
+        max_tmp_bytes: int = 256 * MIB,
+        max_processes: int = 256,
+        _probe: bool = False,
+    ) -> None:
+        if not _probe and (problem := bwrap_problem()) is not None:
             raise SandboxError(problem)
         super().__init__(repo_dir, copy_git=copy_git)
-        self._argv = bwrap_argv(self.root, self._tmp / "home")
+        self.max_processes = max_processes
+        self._max_tmp_bytes = max_tmp_bytes
+        try:
+            self.holder = Holder(self._tmp, self.root, size=max_write_bytes)
+        except SandboxError:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            raise
+        self._bwrap = bwrap_argv(
+            self.holder.workspace, self.holder.home, max_tmp_bytes=max_tmp_bytes
+        )
         self.workdir = WORKSPACE
+
+    def argv(self, command: str) -> list[str]:
+        """The whole command line that runs ``command`` in this sandbox."""
+        return [*self.holder.enter(), *self._bwrap, str(self.max_processes), command]
 
     async def run(
         self, command: str, *, timeout: float = 30.0, max_output: int = 20_000
     ) -> CommandResult:
         """Run a shell command inside the sandbox, in ``/workspace``."""
         return await run_capped(
-            [*self._argv, command],
-            cwd=self.root,
+            self.argv(command),
+            cwd=Path("/"),
             env=self.env,
             timeout=timeout,
             max_output=max_output,
+            **host_user(),
         )
+
+    async def read_file(self, path: str, *, max_bytes: int = 200_000) -> str:
+        """Read a file of the workspace as commands see it, cut at ``max_bytes``."""
+        full = posixpath.normpath(posixpath.join(WORKSPACE, path))
+        if full != WORKSPACE and not full.startswith(WORKSPACE + "/"):
+            raise SandboxError(f"path {path!r} is outside the repository")
+        result = await self.run(
+            f"head -c {int(max_bytes)} -- {shlex.quote(full)}",
+            timeout=30.0,
+            max_output=max_bytes + 1,
+        )
+        if result.exit_code != 0:
+            reason = result.output.strip().rsplit(": ", 1)[-1][:200] or "unreadable"
+            raise SandboxError(f"cannot read {path!r}: {reason}")
+        return result.output
+
+    async def close(self) -> None:
+        """Stop the holder (its tmpfs goes with it) and delete the copy."""
+        import asyncio
+
+        await asyncio.to_thread(self.holder.stop)
+        await super().close()

@@ -55,9 +55,14 @@ async def run_capped(
     env: dict[str, str],
     timeout: float,
     max_output: int,
+    **popen: Any,
 ) -> CommandResult:
-    """Run a command in its own process group, interleaving stdout and stderr, capped and timed."""
+    """Run a command in its own process group, interleaving stdout and stderr, capped and timed.
+
+    ``popen``: further arguments of the process (e.g. ``user`` and ``group`` to drop root).
+    """
     options: dict[str, Any] = {
+        **popen,
         "cwd": cwd,
         "env": env,
         "stdin": asyncio.subprocess.DEVNULL,

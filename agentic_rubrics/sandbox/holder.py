@@ -1,0 +1,130 @@
+"""The holder of a bubblewrap sandbox: a mount namespace with a capped writable layer.
+
+Each command of the bubblewrap sandbox is a fresh bubblewrap, so nothing a command mounts outlives it.
+What must outlive it — the files the agent writes, such as ``rubrics.yaml`` — lives here: a process that
+owns a private user and mount namespace, in which a tmpfs of ``size`` bytes is mounted, and over the
+repository an overlay whose upper layer is in that tmpfs. Commands are started inside this namespace
+(``nsenter``) and bind its workspace, so what they write lands in the tmpfs and cannot exceed ``size``.
+The repository below stays untouched.
+
+The holder lives until :meth:`Holder.stop`, or until this process dies: it waits on a pipe from us.
+When the library runs as root, the holder and every command run as :data:`HOST_UID` instead, so that no
+model-chosen command is root on the host (and process limits, which root ignores, apply).
+
+This layout is the one a read-only repository needs: a later lower layer can be any read-only tree.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from agentic_rubrics.exceptions import SandboxError
+
+HOST_UID = 65534
+"""``nobody``: the host user commands run as when the library itself runs as root."""
+
+_START_SECONDS = 20.0
+
+# $1 size in bytes, $2 the tmpfs, $3 the read-only lower layer, $4 the workspace mount point
+_HOLD = """set -e
+mount -t tmpfs -o "size=$1,mode=0755,nosuid,nodev" agentic-rubrics "$2"
+mkdir "$2/upper" "$2/work" "$2/home"
+mount -t overlay overlay -o "lowerdir=$3,upperdir=$2/upper,workdir=$2/work" "$4"
+echo ready
+read -r _ || true
+"""
+
+
+def host_user() -> dict[str, Any]:
+    """Subprocess arguments that drop root to :data:`HOST_UID` (nothing when not root)."""
+    if os.geteuid() != 0:
+        return {}
+    return {"user": HOST_UID, "group": HOST_UID, "extra_groups": []}
+
+
+def _give_away(root: Path) -> None:
+    """Hand a tree to :data:`HOST_UID` (when root): the holder must read it, commands write over it."""
+    if os.geteuid() != 0:
+        return
+    os.chown(root, HOST_UID, HOST_UID)
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            os.lchown(Path(folder, name), HOST_UID, HOST_UID)
+
+
+class Holder:
+    """The namespace holding one sandbox's writable layer (``workspace`` and ``home``)."""
+
+    def __init__(self, tmp: Path, lower: Path, *, size: int) -> None:
+        if size < 1 << 20:
+            raise SandboxError(f"the sandbox's write cap must be at least 1 MiB, got {size} bytes")
+        cap, self.workspace = tmp / "cap", tmp / "workspace"
+        self.home = cap / "home"  # inside the holder's namespace
+        cap.mkdir()
+        self.workspace.mkdir()
+        if os.geteuid() == 0:
+            tmp.chmod(0o711)  # HOST_UID must reach the copy and the mount points
+            _give_away(lower)
+            for folder in (cap, self.workspace):
+                os.chown(folder, HOST_UID, HOST_UID)
+        argv = ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"]
+        argv += [
+            "--",
+            "sh",
+            "-c",
+            _HOLD,
+            "sh",
+            str(size),
+            str(cap),
+            str(lower),
+            str(self.workspace),
+        ]
+        try:
+            self._proc = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd="/", env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, **host_user(),
+            )  # fmt: skip
+        except OSError as exc:
+            raise SandboxError(f"cannot start the sandbox's holder: {exc}") from exc
+        assert self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], _START_SECONDS)
+        line = self._proc.stdout.readline() if ready else b""
+        if line.strip() != b"ready":
+            self.stop()
+            assert self._proc.stderr is not None
+            err = self._proc.stderr.read().decode(errors="replace").strip()[:300]
+            raise SandboxError(
+                "cannot give the sandbox a capped writable layer (a user and mount namespace with"
+                f" tmpfs and overlay): {err or 'no answer'}"
+            )
+        self.pid = self._proc.pid
+
+    def enter(self) -> list[str]:
+        """The command-line prefix that runs a program inside the holder's namespaces."""
+        return [
+            "nsenter",
+            f"--target={self.pid}",
+            "--user",
+            "--mount",
+            "--preserve-credentials",
+            "--",
+        ]
+
+    def stop(self) -> None:
+        """End the holder; its tmpfs and overlay go with its namespace."""
+        proc = self._proc
+        if proc.poll() is None:
+            try:
+                assert proc.stdin is not None
+                proc.stdin.close()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
