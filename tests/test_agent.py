@@ -158,7 +158,8 @@ def test_agent_explores_and_writes_a_valid_rubric() -> None:
     calls = scripted_calls(model)
     observations = [c["messages"][-1]["content"] for c in calls[1:]]
     assert "pagewise/windows.py" in observations[0]  # a real grep of the real repository
-    assert "def window_bounds" in observations[1] and observations[1].startswith("    20  ")
+    assert "def window_bounds" in observations[1]
+    assert observations[1].split("\n", 1)[1].startswith("    20  ")  # after the fence's marker
     assert "    61  " not in observations[1]
     assert "rubrics.yaml is valid" in observations[4]
     assert "Exit status: 0" in observations[2]
