@@ -11,11 +11,11 @@ from pydantic import SecretStr
 
 from agentic_rubrics import Judge
 from agentic_rubrics.config import RunConfig
-from agentic_rubrics.data import redactor
 from agentic_rubrics.explore import Explorer, make_explorer
 from agentic_rubrics.judge import ChecksJudge, LLMJudge
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm import LLM, LLMConfig, llm_slot_key
+from agentic_rubrics.redaction import Redactor, url_secrets
 from agentic_rubrics.rerank import PatchClassifier
 
 SANDBOX_SLOT = "sandbox"
@@ -42,7 +42,8 @@ class RunContext:
     limiter: Limiter
     classifier: PatchClassifier | None = None
     models: list[LLM] = field(default_factory=list)
-    redact: Callable[[Any], Any] = field(default=lambda x: x)
+    redact: Callable[[Any], Any] = field(default_factory=Redactor)
+    """Applied to everything of a task that is written: rubrics, trajectories."""
 
     @classmethod
     def build(
@@ -56,9 +57,11 @@ class RunContext:
         ledger = Ledger()
         limiter = limiter or LocalLimiter(limiter_capacities(config), config.max_cost_usd)
         models: dict[str, LLM] = {}
+        bases = [m.api_base for m in (config.explorer.model, config.judge.model) if m is not None]
+        redact = Redactor([api_key, *(secret for base in bases for secret in url_secrets(base))])
 
         def llm_for(llm_config: LLMConfig) -> LLM:
-            key = llm_config.model_dump_json()
+            key = llm_config.model_dump_json(context={"secrets": True})
             if key not in models:
                 models[key] = LLM(
                     llm_config,
@@ -66,6 +69,7 @@ class RunContext:
                     cache_dir=root / "cache" / "llm",
                     ledger=ledger,
                     limiter=limiter,
+                    redactor=redact,
                 )
             return models[key]
 
@@ -78,7 +82,7 @@ class RunContext:
             if "patch_classifier" in config.selectors:
                 ctx.classifier = PatchClassifier(llm)
         ctx.models = list(models.values())
-        ctx.redact = redactor([api_key] if api_key else [])
+        ctx.redact = redact
         return ctx
 
     def spending(self) -> dict[str, Any]:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -268,36 +267,3 @@ def safe_name(instance_id: str) -> str:
 
 def _jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
-
-
-# --------------------------------------------------------------------------- redaction
-
-_KEY_PATTERNS = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}"
-    r"|hf_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,})"
-)
-
-
-def redactor(extra_secrets: Iterable[str] = ()) -> Callable[[Any], Any]:
-    """A function that removes secrets from any JSON-like value, for artifacts such as trajectories.
-
-    Removed: the values of this process's environment variables (8 characters or longer), the given
-    secrets (an API key passed on the command line), and text shaped like common API keys.
-    """
-    secrets = {v: f"[redacted:{k}]" for k, v in os.environ.items() if len(v) >= 8}
-    secrets.update({s: "[redacted]" for s in extra_secrets if s})
-    ordered = sorted(secrets, key=len, reverse=True)  # longest first: a value may contain another
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, str):
-            for secret in ordered:
-                if secret in value:
-                    value = value.replace(secret, secrets[secret])
-            return _KEY_PATTERNS.sub("[redacted:key]", value)
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [clean(v) for v in value]
-        return value
-
-    return clean

@@ -174,7 +174,7 @@ def run_on_ray(
         limits = ray.remote(Limits).remote(limiter_capacities(config), config.max_cost_usd)
         remote_work = ray.remote(work).options(num_cpus=1, max_retries=0)
         workers = config.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        config_json = config.model_dump(mode="json")
+        config_json = config.model_dump(mode="json", context={"secrets": True})  # in memory only
         queue = list(tasks)
         pending: dict[Any, Task] = {}
         calls, spent = 0, 0.0

@@ -20,12 +20,20 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    SerializationInfo,
+    field_serializer,
+)
 
 from agentic_rubrics.exceptions import ModelError
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm_cache import ResponseCache
 from agentic_rubrics.llm_errors import CallFailed, classify
+from agentic_rubrics.redaction import Redactor, basic_auth, public_url, url_secrets
 from agentic_rubrics.types import Completion, Usage
 
 __all__ = [
@@ -64,7 +72,9 @@ class LLMConfig(BaseModel):
     model: str = Field(min_length=1)
     """Any litellm model string, e.g. ``openai/gpt-4o-mini`` or ``hosted_vllm/Qwen3-32B``."""
     api_base: str | None = None
-    """Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy)."""
+    """Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy). Credentials in it
+    (``https://user:pass@host``) are used for the calls and left out whenever it is serialized, unless
+    the serialization context asks for ``secrets`` (handing the configuration to a worker process)."""
     timeout: float = Field(default=120.0, gt=0)
     """Seconds before one call is abandoned (then retried, as a transient failure)."""
     max_retries: int = Field(default=4, ge=0, le=20)
@@ -88,6 +98,12 @@ class LLMConfig(BaseModel):
     processes: int = Field(default=0, ge=0, le=64)
     """0: call litellm in this process. N: run litellm in N worker processes (its per-call CPU cost
     then stops limiting throughput); not for ``local/`` scripted models."""
+
+    @field_serializer("api_base")
+    def _public_api_base(self, value: str | None, info: SerializationInfo) -> str | None:
+        if value is None or (info.context or {}).get("secrets"):
+            return value
+        return public_url(value)
 
     def semantic_params(self) -> dict[str, Any]:
         """The parameters that change an answer (part of the cache key and the config hash)."""
@@ -147,7 +163,7 @@ def _to_completion(response: Any, litellm: Any, model: str) -> Completion:
 
 def llm_slot_key(config: LLMConfig) -> str:
     """One concurrency limit per model and server."""
-    return f"llm:{config.model}@{config.api_base or ''}"
+    return f"llm:{config.model}@{public_url(config.api_base or '')}"
 
 
 class LLM:
@@ -159,6 +175,8 @@ class LLM:
         cache_dir: where responses are cached (``None``: no cache).
         ledger: accounting of this process (per phase and task).
         limiter: the run's global limits (concurrency per model, budget); one per run.
+        redactor: what is removed from every reply before anyone reads or stores it (default: the
+            key, the credentials of ``api_base``, this process's secret-looking environment values).
     """
 
     def __init__(
@@ -169,10 +187,13 @@ class LLM:
         cache_dir: Path | None = None,
         ledger: Ledger | None = None,
         limiter: Limiter | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         self.config = config
         self.name = config.model
         self._key = SecretStr(api_key) if isinstance(api_key, str) else api_key
+        key = self._key.get_secret_value() if self._key is not None else None
+        self.redactor = redactor or Redactor([key, *url_secrets(config.api_base)])
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.ledger = ledger or Ledger()
         self.limiter: Limiter = limiter or LocalLimiter({self.slot_key: config.concurrency})
@@ -205,7 +226,13 @@ class LLM:
             **params,
         }
         if self.config.api_base:
-            kwargs["api_base"] = self.config.api_base
+            kwargs["api_base"] = public_url(self.config.api_base)
+            if (auth := basic_auth(self.config.api_base)) is not None:
+                # credentials in the URL travel as basic authentication, in place of a bearer key
+                kwargs["extra_headers"] = {
+                    **(kwargs.get("extra_headers") or {}),
+                    "Authorization": auth,
+                }
         key = self._api_key()
         if key is not None:
             kwargs["api_key"] = key
@@ -274,6 +301,7 @@ class LLM:
         merged = {**self.config.semantic_params(), **params}
         key = ResponseCache.key(self.config.model, messages, merged, repeat)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            hit = self._redacted(hit)  # a cache written before redaction existed, too
             cached = hit.model_copy(update={"usage": hit.usage.model_copy(update={"cached": True})})
             self.ledger.record(phase, task, cached.usage)
             return cached
@@ -319,9 +347,23 @@ class LLM:
             self.ledger.record(phase, task, completion.usage)
             if completion.usage.cost_usd:
                 await self.limiter.spend(completion.usage.cost_usd)
+        # what the caller reads is what the cache keeps, so a resumed run replays the same text
+        completion = self._redacted(completion)
         if self.cache is not None:
             self.cache.put(key, completion)
         return completion
+
+    def _redacted(self, completion: Completion) -> Completion:
+        """The reply with secrets replaced; its token log-probabilities dropped if they spelled one."""
+        content = completion.content
+        clean = self.redactor.text(content) if content is not None else None
+        refusal = completion.refusal
+        update: dict[str, Any] = {}
+        if clean != content:
+            update.update(content=clean, logprobs=None)
+        if refusal is not None and (clean_refusal := self.redactor.text(refusal)) != refusal:
+            update["refusal"] = clean_refusal
+        return completion.model_copy(update=update) if update else completion
 
     async def aclose(self) -> None:
         """Stop worker processes, if any, and close the cache segment."""

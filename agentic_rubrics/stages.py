@@ -113,9 +113,9 @@ async def obtain_rubric(
         rubric, trajectory, status, sandbox_kind = await _explore(task, ctx, status)
     text = None
     if rubric is not None:
-        text = rubric_to_yaml(rubric)
+        text = _redacted_yaml(rubric, ctx)
         try:  # what is written must load back: the report reads it from disk
-            parse_rubric(text, f"rubrics/{task.instance_id}/rubrics.yaml")
+            rubric, _ = parse_rubric(text, f"rubrics/{task.instance_id}/rubrics.yaml")
         except RubricError as exc:
             rubric, text = None, None
             status.update(status="failed", reason="invalid_rubric", problems=len(exc.problems))
@@ -146,6 +146,18 @@ async def obtain_rubric(
             }
         )
     return RubricOutcome(task.instance_id, text, status, record)
+
+
+def _redacted_yaml(rubric: Rubric, ctx: RunContext) -> str:
+    """rubrics.yaml with secrets replaced: an explorer can quote what it saw (an echoed key ...)."""
+    import yaml
+
+    text = rubric_to_yaml(rubric)
+    doc = yaml.safe_load(text)
+    clean = ctx.redact(doc)
+    if clean == doc:
+        return text
+    return yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, width=100)
 
 
 def _reuse_rubric(

@@ -227,6 +227,9 @@ class AgentExplorer:
             if rubric is not None:
                 step["submitted"] = True
                 return rubric, run.steps
+            # what a command printed (the environment of an unisolated sandbox ...) may hold a secret:
+            # neither the provider nor anything written gets it
+            observation = self.llm.redactor.text(observation)
             step["observation_chars"] = len(observation)
             step["observation"] = observation[:2000]
             messages.append({"role": "user", "content": observation})
