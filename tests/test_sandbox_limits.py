@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
 from agentic_rubrics.types import CommandResult
 from tests.test_sandbox_bwrap import REPO, require_bwrap
@@ -183,3 +184,28 @@ def test_commands_never_run_as_the_host_root() -> None:
         assert 0 not in owners  # root hands the command to an unprivileged host user
     else:
         assert owners == {os.geteuid()}
+
+
+def test_reading_a_file_never_follows_a_link_out_of_the_workspace(
+    sandbox: BubblewrapSandbox,
+) -> None:
+    made = _run(
+        sandbox,
+        "ln -s /etc/shadow leak && ln -s ../../../../etc/hostname climb"
+        " && ln -s /workspace/pagewise/__init__.py absolute && ln -s pagewise/__init__.py relative"
+        " && mkdir -p d && ln -s .. d/up && ln -s loop loop && echo new > pagewise/new.py",
+    )
+    assert made.exit_code == 0, made.output
+    original = (REPO / "pagewise" / "__init__.py").read_text()
+    with pytest.raises(SandboxError, match="outside"):
+        asyncio.run(sandbox.read_file("leak"))
+    with pytest.raises(SandboxError, match="cannot read"):
+        asyncio.run(sandbox.read_file("climb"))  # clamped at the workspace: no etc/hostname there
+    with pytest.raises(SandboxError, match="cannot read"):
+        asyncio.run(sandbox.read_file("loop"))
+    with pytest.raises(SandboxError, match="cannot read"):
+        asyncio.run(sandbox.read_file("pagewise"))  # a folder
+    assert asyncio.run(sandbox.read_file("absolute")) == original
+    assert asyncio.run(sandbox.read_file("relative")) == original
+    assert asyncio.run(sandbox.read_file("d/up/pagewise/__init__.py")) == original
+    assert asyncio.run(sandbox.read_file("/workspace/pagewise/new.py")) == "new\n"

@@ -21,9 +21,9 @@ bundled repository.
 
 from __future__ import annotations
 
+import errno
 import functools
 import posixpath
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -171,15 +171,13 @@ class BubblewrapSandbox(WorkspaceCopy):
         full = posixpath.normpath(posixpath.join(WORKSPACE, path))
         if full != WORKSPACE and not full.startswith(WORKSPACE + "/"):
             raise SandboxError(f"path {path!r} is outside the repository")
-        result = await self.run(
-            f"head -c {int(max_bytes)} -- {shlex.quote(full)}",
-            timeout=30.0,
-            max_output=max_bytes + 1,
-        )
-        if result.exit_code != 0:
-            reason = result.output.strip().rsplit(": ", 1)[-1][:200] or "unreadable"
-            raise SandboxError(f"cannot read {path!r}: {reason}")
-        return result.output
+        try:
+            data = self.holder.read(full[len(WORKSPACE) :], max_bytes)
+        except OSError as exc:
+            if exc.errno == errno.EXDEV:
+                raise SandboxError(f"path {path!r} is outside the repository") from exc
+            raise SandboxError(f"cannot read {path!r}: {exc.strerror}") from exc
+        return data.decode("utf-8", errors="replace")
 
     async def close(self) -> None:
         """Stop the holder (its tmpfs goes with it) and delete the copy."""

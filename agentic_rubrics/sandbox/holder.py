@@ -16,8 +16,11 @@ This layout is the one a read-only repository needs: a later lower layer can be 
 
 from __future__ import annotations
 
+import errno
 import os
+import posixpath
 import select
+import stat
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -113,6 +116,54 @@ class Holder:
             "--preserve-credentials",
             "--",
         ]
+
+    def read(self, relative: str, max_bytes: int) -> bytes:
+        """The first ``max_bytes`` of a workspace file, as commands see it, read from this process.
+
+        Through ``/proc/<holder>/root`` (the holder's view of the file system). Symbolic links are
+        followed by hand, inside the workspace only: one that leaves it (``x -> /etc/shadow``) is
+        refused, since this process may read what the sandbox may not. No command runs while a tool
+        reads (each command's processes end with it), so nothing can swap a path in between.
+
+        Raises:
+            OSError: unreadable, missing, a folder, or a link out of the workspace (``EXDEV``).
+        """
+        base = f"/proc/{self.pid}/root{self.workspace}"
+        parts = [p for p in relative.split("/") if p not in ("", ".")]
+        resolved: list[str] = []
+        hops = 0
+        while parts:
+            name = parts.pop(0)
+            if name == "..":
+                if resolved:
+                    resolved.pop()
+                continue
+            candidate = "/".join([base, *resolved, name])
+            if not stat.S_ISLNK(os.lstat(candidate).st_mode):
+                resolved.append(name)
+                continue
+            hops += 1
+            target = str(Path(candidate).readlink())
+            if hops > 40:
+                raise OSError(errno.ELOOP, "too many levels of symbolic links")
+            if target.startswith("/"):
+                inside = posixpath.normpath(target)
+                if inside != "/workspace" and not inside.startswith("/workspace/"):
+                    raise OSError(errno.EXDEV, "a link out of the workspace")
+                resolved, parts = [], inside.split("/")[2:] + parts
+            else:
+                parts = target.split("/") + parts
+        fd = os.open("/".join([base, *resolved]), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EISDIR, "not a regular file")
+            chunks, size = [], 0
+            while size < max_bytes and (chunk := os.read(fd, min(1 << 20, max_bytes - size))):
+                chunks.append(chunk)
+                size += len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
 
     def stop(self) -> None:
         """End the holder; its tmpfs and overlay go with its namespace."""
