@@ -1,7 +1,8 @@
 """Sandboxes: where exploration commands run. Each implements the ``Sandbox`` protocol.
 
-- ``bubblewrap``: isolated (no network, read-only system, a throwaway copy at /workspace); the default
-  wherever it works.
+- ``bubblewrap``: isolated (no network, read-only system, no capability, an unprivileged uid, writes
+  capped in a tmpfs overlay over a throwaway copy at /workspace, a process limit); the default wherever
+  it works.
 - ``local-copy``: a throwaway copy, not isolated; fine for the static explorer's own commands.
 - ``swerex-local`` / ``swerex-remote`` / ``swerex-docker`` / ``swerex-modal``: SWE-ReX deployments.
 
