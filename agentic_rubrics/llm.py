@@ -33,7 +33,7 @@ from agentic_rubrics.exceptions import ModelError
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm_cache import ResponseCache
 from agentic_rubrics.llm_errors import CallFailed, classify
-from agentic_rubrics.redaction import Redactor, basic_auth, public_url, url_secrets
+from agentic_rubrics.redaction import Redactor, redact_url, split_credentials, url_secrets
 from agentic_rubrics.types import Completion, Usage
 
 __all__ = [
@@ -103,7 +103,7 @@ class LLMConfig(BaseModel):
     def _public_api_base(self, value: str | None, info: SerializationInfo) -> str | None:
         if value is None or (info.context or {}).get("secrets"):
             return value
-        return public_url(value)
+        return redact_url(value)
 
     def semantic_params(self) -> dict[str, Any]:
         """The parameters that change an answer (part of the cache key and the config hash)."""
@@ -163,7 +163,7 @@ def _to_completion(response: Any, litellm: Any, model: str) -> Completion:
 
 def llm_slot_key(config: LLMConfig) -> str:
     """One concurrency limit per model and server."""
-    return f"llm:{config.model}@{public_url(config.api_base or '')}"
+    return f"llm:{config.model}@{redact_url(config.api_base or '')}"
 
 
 class LLM:
@@ -226,8 +226,8 @@ class LLM:
             **params,
         }
         if self.config.api_base:
-            kwargs["api_base"] = public_url(self.config.api_base)
-            if (auth := basic_auth(self.config.api_base)) is not None:
+            kwargs["api_base"], auth = split_credentials(self.config.api_base)
+            if auth is not None:
                 # credentials in the URL travel as basic authentication, in place of a bearer key
                 kwargs["extra_headers"] = {
                     **(kwargs.get("extra_headers") or {}),

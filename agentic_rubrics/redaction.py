@@ -37,34 +37,34 @@ _PUBLIC_ENV = re.compile(
 )
 
 
-def public_url(url: str) -> str:
-    """``url`` without the user and password it may carry (``https://u:p@host`` -> ``https://host``)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "[redacted:url]"
-    if parts.username is None and parts.password is None:
+def redact_url(url: str) -> str:
+    """``url`` without user, password and query (where tokens live); scp-like and paths unchanged.
+
+    For records and messages: ``https://u:p@host/v1?key=k`` -> ``https://***@host/v1``.
+    """
+    parts = urlsplit(url)
+    if not parts.scheme or not parts.netloc:
         return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    return urlunsplit(parts._replace(netloc=host))
+    host = parts.netloc.rpartition("@")[2]
+    userinfo = "***@" if "@" in parts.netloc else ""
+    return urlunsplit((parts.scheme, userinfo + host, parts.path, "", ""))
 
 
-def basic_auth(url: str | None) -> str | None:
-    """The HTTP basic ``Authorization`` value for the credentials inside ``url``, if it has any.
+def split_credentials(url: str) -> tuple[str, str | None]:
+    """For a call: ``url`` without its user and password, and their HTTP basic ``Authorization`` value.
 
     HTTP clients refuse credentials in a URL together with an ``Authorization`` header (which every
-    OpenAI-compatible client sends), so they travel as this header instead, on the URL without them.
+    OpenAI-compatible client sends), so they travel as this header instead.
     """
-    if not url:
-        return None
     try:
         parts = urlsplit(url)
     except ValueError:
-        return None
-    if parts.username is None and parts.password is None:
-        return None
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
     pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-    return "Basic " + base64.b64encode(pair.encode()).decode()
+    return bare, "Basic " + base64.b64encode(pair.encode()).decode()
 
 
 def url_secrets(url: str | None) -> list[str]:
@@ -75,10 +75,11 @@ def url_secrets(url: str | None) -> list[str]:
         parts = urlsplit(url)
     except ValueError:
         return [url]
+    found = [parts.query] if parts.query else []
     if "@" not in parts.netloc:
-        return []
+        return found
     userinfo = parts.netloc.rsplit("@", 1)[0]
-    found = [userinfo, url]
+    found += [userinfo, url]
     if parts.password:
         found += [parts.password, unquote(parts.password)]
     return found

@@ -5,8 +5,8 @@
   process group, and kills that whole group when a call outlives its timeout.
 - ``parse_repo`` / ``parse_commit`` accept only ``owner/name`` and a full hexadecimal commit id: both come
   from tasks files, which are untrusted, and end up in paths and on git's command line.
-- ``UrlTemplate`` fills ``{repo}``, ``{owner}``, ``{name}``; ``redact_url`` drops credentials before a
-  URL is logged, recorded or put into an error.
+- ``UrlTemplate`` fills ``{repo}``, ``{owner}``, ``{name}``; ``redact_url`` (from ``redaction``, where the
+  model URLs use it too) drops credentials before a URL is logged, recorded or put into an error.
 - ``FileLock`` is an exclusive ``flock`` on a lock file, also exclusive between threads of one process.
 """
 
@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Formatter
 from types import TracebackType
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from agentic_rubrics.exceptions import ConfigError, RepoError
+from agentic_rubrics.redaction import redact_url as redact_url  # one implementation, re-exported
 
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*|\.[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -112,16 +113,6 @@ class UrlTemplate:
 
     def format(self, owner: str, name: str) -> str:
         return self.template.format(repo=f"{owner}/{name}", owner=owner, name=name)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user, password and query (where tokens live); scp-like and paths unchanged."""
-    parts = urlsplit(url)
-    if not parts.scheme or not parts.netloc:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    userinfo = "***@" if "@" in parts.netloc else ""
-    return urlunsplit((parts.scheme, userinfo + host, parts.path, "", ""))
 
 
 def scrub(text: str, url: str) -> str:

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from agentic_rubrics.bundled import EXAMPLES_DIR, load_example
-from agentic_rubrics.config import load_config
+from agentic_rubrics.config import RunConfig, load_config
 from agentic_rubrics.llm import LLMConfig
 from agentic_rubrics.pipeline import run
-from agentic_rubrics.redaction import Redactor, public_url
+from agentic_rubrics.redaction import Redactor, split_credentials
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer, requested_ids
 
 from .test_agent import VALID, write
@@ -134,7 +134,8 @@ def test_no_secret_reaches_the_run_folder_or_a_command_line(
                 assert secret.encode() not in data, (path, secret)
     assert env not in second_turn and "[redacted:AGENTIC_TEST_PRIVATE_VALUE]" in second_turn
     recorded = json.loads((folder / "config.json").read_text())
-    assert recorded["config"]["judge"]["model"]["api_base"] == server.url
+    expected_base = server.url.replace("http://", "http://***@") if credentials else server.url
+    assert recorded["config"]["judge"]["model"]["api_base"] == expected_base
 
 
 @require_bwrap  # its workspace is always /workspace: the explorer's prompts repeat exactly
@@ -179,29 +180,27 @@ def test_resume_replays_the_same_redacted_replies(
 
 
 def test_credentials_in_api_base_are_used_but_never_serialized() -> None:
-    config = LLMConfig(
-        model="openai/m", api_base="https://bob:hunter2-secret@proxy.example:8443/v1"
+    def judged_by(base: str) -> RunConfig:
+        return load_config(
+            None, {"judge": {"kind": "llm", "model": {"model": "openai/m", "api_base": base}}}
+        )
+
+    base = "https://bob:hunter2-secret@proxy.example:8443/v1?key=k3y-in-query"
+    config = LLMConfig(model="openai/m", api_base=base)
+    assert config.model_dump()["api_base"] == "https://***@proxy.example:8443/v1"
+    assert "hunter2" not in config.model_dump_json() and "k3y" not in config.model_dump_json()
+    assert "hunter2" in config.model_dump_json(context={"secrets": True})  # to a worker, in memory
+    assert config.api_base == base  # what the calls use
+    assert split_credentials(base) == (
+        "https://proxy.example:8443/v1?key=k3y-in-query",
+        "Basic " + base64.b64encode(b"bob:hunter2-secret").decode(),
     )
-    assert config.model_dump()["api_base"] == "https://proxy.example:8443/v1"
-    assert "hunter2" not in config.model_dump_json()
-    assert "hunter2" in config.model_dump_json(context={"secrets": True})
-    assert config.api_base is not None and "hunter2" in config.api_base  # what the calls use
-    assert public_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
-    run_config = load_config(
-        None, {"judge": {"kind": "llm", "model": config.model_dump(context={"secrets": True})}}
-    )
-    assert "hunter2" not in json.dumps(run_config.model_dump(mode="json"))
+    assert split_credentials("http://127.0.0.1:8000/v1") == ("http://127.0.0.1:8000/v1", None)
+    assert "hunter2" not in json.dumps(judged_by(base).model_dump(mode="json"))
+    # the hash guarding a resume does not change when only the password does
     assert (
-        run_config.content_hash()
-        == load_config(
-            None,
-            {
-                "judge": {
-                    "kind": "llm",
-                    "model": {"model": "openai/m", "api_base": "https://proxy.example:8443/v1"},
-                }
-            },
-        ).content_hash()
+        judged_by(base).content_hash()
+        == judged_by(base.replace("hunter2", "rotated")).content_hash()
     )
 
 
