@@ -82,7 +82,7 @@ def test_no_secret_reaches_the_run_folder_or_a_command_line(
                     cmdline = (proc / "cmdline").read_bytes().decode(errors="replace")
                 except OSError:
                     continue
-                if key in cmdline or password in cmdline:
+                if key in cmdline or (credentials and password in cmdline):
                     seen.append(cmdline)
                 if "multiprocessing" in cmdline or "/proc/$PPID" in cmdline:
                     children.append(cmdline)
