@@ -6,7 +6,9 @@ gives ``missing: check_error``, never a 0.
 
 Paths are matched as globs against repository-relative paths (``*`` also crosses ``/``). A pattern
 without ``/`` also matches a file's base name; a pattern ending in ``/`` matches everything below
-that folder; a pattern starting with ``/`` is anchored at the root (``/*.py``: top-level files only). Regexes are Python ``re`` patterns searched in each added or removed line.
+that folder; a pattern starting with ``/`` is anchored at the root (``/*.py``: top-level files only).
+Regexes are Python ``re`` patterns searched in each added or removed line, under a time limit
+(:mod:`agentic_rubrics.check_regex`).
 
 Every predicate also takes two optional file filters: ``in`` (only files matching this glob, or any of
 a list) and ``not_in`` (leave out files matching). ``{max_files: 1, not_in: '*tests/*'}`` says "at most
@@ -15,16 +17,18 @@ one non-test file changes".
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from functools import lru_cache
 from typing import Any, Literal
 
+from agentic_rubrics.check_regex import RegexTimeout, any_line_matches, regex_problem
 from agentic_rubrics.exceptions import CheckError, PatchParseError
 from agentic_rubrics.patch import ChangedFile, ParsedPatch, parse_patch, touches_symbol
+from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import Check, Rubric, Verdict
 
 ArgKind = Literal["glob", "globs", "regex", "int", "symbols"]
@@ -64,16 +68,7 @@ def _filtered(patch: ParsedPatch, check: Check) -> list[ChangedFile]:
 
 
 def _any_line(lines: Iterable[str], regex: str) -> bool:
-    pattern = _compile(regex)
-    return any(pattern.search(line) for line in lines)
-
-
-@lru_cache(maxsize=1024)
-def _compile(regex: str) -> re.Pattern[str]:
-    try:
-        return re.compile(regex)
-    except re.error as exc:
-        raise CheckError(f"regex {regex!r} does not compile: {exc}") from exc
+    return any_line_matches(lines, regex)
 
 
 def _globs(arg: Any) -> list[str]:
@@ -235,7 +230,10 @@ def _touches_symbol(files: Files, arg: Any) -> bool:
     return any(touches_symbol(files, symbol) for symbol in _globs(arg))
 
 
-_IMPORT = re.compile(r"^\s*(?:import\s+([\w.]+(?:\s*,\s*[\w.]+)*)|from\s+([\w.]+)\s+import\b)")
+# possessive quantifiers: linear on any line (nothing here ever needs to give characters back)
+_IMPORT = re.compile(
+    r"^\s*+(?:import\s++([\w.]++(?:\s*+,\s*+[\w.]++)*+)|from\s++([\w.]++)\s++import\b)"
+)
 
 
 def imported_modules(line: str) -> list[str]:
@@ -291,11 +289,8 @@ def check_problems(check: Check) -> list[tuple[str, str]]:
             )
     elif not isinstance(arg, str) or not arg:
         problems.append((check.name, f"expected a non-empty string ({spec.arg})"))
-    elif spec.arg == "regex":
-        try:
-            re.compile(arg)
-        except re.error as exc:
-            problems.append((check.name, f"regex does not compile: {exc}"))
+    elif spec.arg == "regex" and (problem := regex_problem(arg)) is not None:
+        problems.append((check.name, problem))
     for key, value in (("in", check.path), ("not_in", check.exclude)):
         if value is None:
             continue
@@ -309,23 +304,35 @@ def check_problems(check: Check) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class CheckOutcome:
-    """The result of one check: ``value`` is ``None`` exactly when the check could not be decided."""
+    """The result of one check: ``value`` is ``None`` exactly when the check could not be decided;
+    then ``code`` says why (a key of ``CHECK_ERROR_DETAILS``) and ``detail`` in words."""
 
     value: Literal[0, 1] | None
     reason: str
     detail: str = ""
+    code: str | None = None
+
+
+def _undecided(code: str, detail: str) -> CheckOutcome:
+    return CheckOutcome(None, "check_error", detail, code)
 
 
 def run_check(check: Check, patch: ParsedPatch | str) -> CheckOutcome:
     """Decide one check on one patch (text or parsed). Never raises for bad input: that is missing."""
     problems = check_problems(check)
     if problems:
-        return CheckOutcome(None, "check_error", "; ".join(m for _, m in problems))
+        return _undecided("invalid_check", "; ".join(m for _, m in problems))
+    if isinstance(patch, str) and has_lone_surrogates(patch):
+        return _undecided("invalid_text", "the patch holds bytes that are not UTF-8")
     try:
         parsed = parse_patch(patch) if isinstance(patch, str) else patch
         ok = CHECKS[check.name].fn(_filtered(parsed, check), check.arg)
-    except (PatchParseError, CheckError) as exc:
-        return CheckOutcome(None, "check_error", str(exc))
+    except PatchParseError as exc:
+        return _undecided("not_a_diff", str(exc))
+    except RegexTimeout as exc:
+        return _undecided("timeout", str(exc))
+    except CheckError as exc:
+        return _undecided("invalid_check", str(exc))
     return CheckOutcome(1 if ok else 0, check.name)
 
 
@@ -333,10 +340,10 @@ def check_verdicts(
     rubric: Rubric, patch: str, *, instance_id: str, candidate_id: str
 ) -> dict[str, Verdict]:
     """Verdicts for the rubric's items that carry a check, keyed by item id (others are absent)."""
-    try:
-        parsed: ParsedPatch | str = parse_patch(patch)
-    except PatchParseError:
-        parsed = patch  # run_check reports check_error for each item
+    parsed: ParsedPatch | str = patch  # not text, or not a diff: run_check says so for each item
+    if not has_lone_surrogates(patch):
+        with contextlib.suppress(PatchParseError):
+            parsed = parse_patch(patch)
     out: dict[str, Verdict] = {}
     for axis, item in rubric.items():
         if item.check is None:
@@ -351,5 +358,6 @@ def check_verdicts(
             origin="missing" if outcome.value is None else "checked",
             value=outcome.value,
             reason=outcome.reason,
+            detail=outcome.code,
         )
     return out

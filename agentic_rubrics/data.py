@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.exceptions import ConfigError, DataError
+from agentic_rubrics.text import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Task
 
 
@@ -24,12 +25,13 @@ def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
     """Write ``text`` to ``path`` atomically (temp file in the same folder, fsync, rename).
 
     ``durable=False`` skips the fsync: still never half-written, but a power cut may lose the file
-    (right for caches, whose loss only costs a recomputation).
+    (right for caches, whose loss only costs a recomputation). A lone surrogate, the only thing UTF-8
+    cannot encode, is written as its ``\\udXXX`` escape (inside a JSON string, exactly its JSON form).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
             fh.write(text)
             if durable:
                 fh.flush()
@@ -55,7 +57,7 @@ def append_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
     if not blob:
         return
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8", newline="\n") as fh:
+    with path.open("a", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
         fh.write(blob)
         fh.flush()
         os.fsync(fh.fileno())
@@ -67,14 +69,14 @@ def read_jsonl(
     """Yield ``(line_number, record)`` for each non-blank line; malformed lines raise ``DataError``.
 
     With ``tolerate_torn_tail``, a malformed *last* line without a newline (a write cut short) is
-    skipped instead.
+    skipped instead. Bytes that are not UTF-8 are read as lone surrogates (``surrogateescape``), so one
+    bad patch does not make the whole file unreadable: what each field makes of them is decided where
+    the record is validated (see :mod:`agentic_rubrics.text`).
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError as exc:
         raise DataError(f"{path}: file not found") from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text ({exc})") from exc
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -256,13 +258,31 @@ class RunFolder:
         return self.trajectories_dir / f"{safe_name(instance_id)}.json"
 
 
+_HASHED = re.compile(r"-[0-9a-f]{8}\Z")
+_NAME_MAX = 120  # characters kept from an id; file names stay far below the usual 255-byte limit
+
+
 def safe_name(instance_id: str) -> str:
-    """A file-name-safe form of an instance id (ids like ``django__django-11099`` stay as they are)."""
-    cleaned = "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in instance_id)
-    if cleaned != instance_id or cleaned in ("", ".", ".."):
-        # keep distinct ids distinct: "a/b" and "a_b" must not share a folder
-        cleaned += "-" + hashlib.sha256(instance_id.encode()).hexdigest()[:8]
-    return cleaned
+    """A file-name-safe form of an instance id, distinct for distinct ids.
+
+    An id made only of ASCII letters, digits, ``.``, ``_`` and ``-`` (``django__django-11099``) stays
+    as it is. Any other id — one with ``/`` or other characters, ``.`` or ``..``, longer than
+    120 characters, or one that itself ends like a hashed name (``-`` and 8 hex digits) — becomes its
+    cleaned, shortened form plus ``-`` and 8 hex digits of its sha256. Names that stay as they are never
+    end like that, so ``a/b`` (``a_b-<hash>``) and a literal ``a_b-<hash>`` cannot share a folder.
+    """
+    cleaned = "".join(
+        ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_" for ch in instance_id
+    )
+    if (
+        cleaned == instance_id
+        and len(instance_id) <= _NAME_MAX
+        and instance_id not in ("", ".", "..")
+        and _HASHED.search(instance_id) is None
+    ):
+        return instance_id
+    digest = hashlib.sha256(utf8_bytes(instance_id)).hexdigest()[:8]
+    return f"{cleaned[:_NAME_MAX]}-{digest}"
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> str:

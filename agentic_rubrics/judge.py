@@ -12,6 +12,7 @@ import asyncio
 import json
 import logging
 import random
+import re
 from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +22,7 @@ from agentic_rubrics.exceptions import BudgetExceeded
 from agentic_rubrics.llm import LLM, CallFailed, LLMConfig
 from agentic_rubrics.patch import is_empty_patch, patch_hash
 from agentic_rubrics.prompts import Prompt, load_prompt
+from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import Axis, Completion, Rubric, RubricItem, Verdict
 
 log = logging.getLogger(__name__)
@@ -52,10 +54,11 @@ def missing_verdicts(
     reason: str,
     repeat: int = 0,
     skip: set[str] | frozenset[str] = frozenset(),
+    detail: str | None = None,
 ) -> list[Verdict]:
-    """``missing`` verdicts with one reason for every item not in ``skip``."""
+    """``missing`` verdicts with one reason (and detail) for every item not in ``skip``."""
     return [
-        _verdict(instance_id, candidate_id, axis, item, None, reason, repeat)
+        _verdict(instance_id, candidate_id, axis, item, None, reason, repeat, detail)
         for axis, item in rubric.items()
         if item.id not in skip
     ]
@@ -69,6 +72,7 @@ def _verdict(
     value: int | None,
     reason: str | None,
     repeat: int,
+    detail: str | None = None,
 ) -> Verdict:
     return Verdict(
         instance_id=instance_id,
@@ -80,6 +84,20 @@ def _verdict(
         value=cast(Literal[0, 1] | None, value),
         reason=reason if value is None else None,
         repeat=repeat,
+        detail=detail if value is None else None,
+    )
+
+
+def not_text(rubric: Rubric, instance_id: str, candidate_id: str, repeat: int) -> list[Verdict]:
+    """Every item of a candidate whose patch is not valid text (undecodable bytes, lone surrogates):
+    ``missing: check_error`` with the detail ``invalid_text``. Nothing is checked or sent."""
+    return missing_verdicts(
+        rubric,
+        instance_id=instance_id,
+        candidate_id=candidate_id,
+        reason="check_error",
+        repeat=repeat,
+        detail="invalid_text",
     )
 
 
@@ -99,6 +117,8 @@ class ChecksJudge:
         repeat: int = 0,
     ) -> list[Verdict]:
         """Exactly one verdict per item, in rubric order."""
+        if has_lone_surrogates(patch):
+            return not_text(rubric, instance_id, candidate_id, repeat)
         checked = check_verdicts(rubric, patch, instance_id=instance_id, candidate_id=candidate_id)
         rest = {
             v.item_id: v
@@ -116,18 +136,62 @@ class ChecksJudge:
 # --------------------------------------------------------------------------- reading replies
 
 
-def last_json_object(text: str) -> dict[str, Any] | None:
-    """The last top-level JSON object in a reply (bare or inside a fenced block), or ``None``."""
-    decoder = json.JSONDecoder()
-    found: dict[str, Any] | None = None
+class JSONAnswer(dict[str, Any]):
+    """A JSON object as the reply spelled it; ``conflicts`` holds the keys it gave twice with different
+    values (Python's json would silently keep the last one)."""
+
+    conflicts: frozenset[str] = frozenset()
+
+
+def _answer_object(pairs: list[tuple[str, Any]]) -> JSONAnswer:
+    out = JSONAnswer()
+    conflicts = set()
+    for key, value in pairs:
+        if key in out and (type(out[key]) is not type(value) or out[key] != value):
+            conflicts.add(key)
+        out[key] = value
+    out.conflicts = frozenset(conflicts)
+    return out
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_answer_object)
+
+
+MAX_NESTING = 100
+"""Brackets a reply may leave open at once; a deeper reply is not an answer (a verdict is one flat
+object). The cap keeps reading linear: no text is scanned by more than this many decode attempts."""
+
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _nesting(text: str) -> int:
+    """The most brackets open at once, strings not told apart (an upper bound, found in one pass)."""
+    depth = deepest = 0
+    for match in _BRACKETS.finditer(text):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif depth:
+            depth -= 1
+    return deepest
+
+
+def last_json_object(text: str) -> JSONAnswer | None:
+    """The last top-level JSON object in a reply (bare or inside a fenced block), or ``None``.
+
+    A reply nested deeper than :data:`MAX_NESTING` holds no answer.
+    """
+    if _nesting(text) > MAX_NESTING:
+        return None
+    found: JSONAnswer | None = None
     i = text.find("{")
     while i != -1:
         try:
-            obj, end = decoder.raw_decode(text, i)
-        except json.JSONDecodeError:
+            obj, end = _DECODER.raw_decode(text, i)
+        except (json.JSONDecodeError, RecursionError):
             i = text.find("{", i + 1)
             continue
-        if isinstance(obj, dict):
+        if isinstance(obj, JSONAnswer):
             found = obj
             i = text.find("{", end)
         else:
@@ -171,7 +235,7 @@ def read_reply(
         if item_id not in obj:
             continue
         value = binary(obj[item_id])
-        if value is None:
+        if value is None or item_id in obj.conflicts:  # {"A": 0, "A": 1} says nothing about A
             reasons[item_id] = "invalid_value"
         else:
             values[item_id] = value
@@ -185,6 +249,7 @@ _FAILURE_REASON = {
     "context_window": "context_window",
     "refusal": "refusal",
     "budget": "budget",
+    "empty_reply": "empty_reply",
 }
 
 
@@ -249,6 +314,8 @@ class LLMJudge:
         repeat: int = 0,
     ) -> list[Verdict]:
         """Exactly one verdict per item, in rubric order."""
+        if has_lone_surrogates(patch):
+            return not_text(rubric, instance_id, candidate_id, repeat)
         checked = check_verdicts(rubric, patch, instance_id=instance_id, candidate_id=candidate_id)
         todo = [(a, i) for a, i in rubric.items() if i.id not in checked]
         values: dict[str, int] = {}

@@ -16,6 +16,8 @@ reaches for the network.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -33,8 +35,10 @@ from agentic_rubrics.exceptions import ModelError
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm_cache import ResponseCache
 from agentic_rubrics.llm_errors import CallFailed, classify
+from agentic_rubrics.llm_reply import to_completion
 from agentic_rubrics.redaction import Redactor, redact_url, split_credentials, url_secrets
-from agentic_rubrics.types import Completion, Usage
+from agentic_rubrics.text import clean_value, has_lone_surrogates
+from agentic_rubrics.types import Completion
 
 __all__ = [
     "LLM",
@@ -46,6 +50,9 @@ __all__ = [
     "import_litellm",
 ]
 
+POOL_GRACE = 5.0
+"""Seconds a worker process gets beyond the call's timeout before the door gives up on it."""
+
 PLACEHOLDER_KEY = "no-key-needed-for-local-server"
 """Sent as the API key when an ``api_base`` is given and no key exists anywhere (local servers)."""
 
@@ -53,13 +60,23 @@ _LITELLM: Any = None
 
 
 def import_litellm() -> Any:
-    """Import litellm once, with the local cost map (no network at import) and quiet logging."""
+    """Import litellm once, with the local cost map (no network at import) and quiet logging.
+
+    It also answers one mocked request (no network): litellm builds much of its machinery on the
+    first call, seconds on a busy machine, and that must not count against a real call's deadline.
+    """
     global _LITELLM
     if _LITELLM is None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         import litellm
 
         litellm.suppress_debug_info = True
+        with contextlib.suppress(Exception):  # a warm-up only: a failure here changes nothing
+            litellm.completion(
+                model="openai/agentic-rubrics-warm-up",
+                messages=[{"role": "user", "content": "warm-up"}],
+                mock_response="ok",
+            )
         _LITELLM = litellm
     return _LITELLM
 
@@ -76,7 +93,9 @@ class LLMConfig(BaseModel):
     (``https://user:pass@host``) are used for the calls and left out whenever it is serialized, unless
     the serialization context asks for ``secrets`` (handing the configuration to a worker process)."""
     timeout: float = Field(default=120.0, gt=0)
-    """Seconds before one call is abandoned (then retried, as a transient failure)."""
+    """Seconds one attempt may take from sending the request to the last byte of the answer; past
+    it the attempt is abandoned and retried as a transient failure. A whole call therefore ends within
+    ``(max_retries + 1) * timeout + max_retries * backoff_max`` seconds."""
     max_retries: int = Field(default=4, ge=0, le=20)
     """Retries after the first attempt, for transient failures only."""
     backoff_initial: float = Field(default=1.0, ge=0)
@@ -113,52 +132,6 @@ class LLMConfig(BaseModel):
 
 
 # --------------------------------------------------------------------------- the door
-
-
-def _cost(response: Any, model: str, litellm: Any) -> float | None:
-    """The call's dollar cost, or ``None`` when litellm cannot price the model (unknown, never 0)."""
-    hidden = getattr(response, "_hidden_params", None) or {}
-    if "response_cost" in hidden:  # litellm priced it already (None: it could not)
-        cost = hidden["response_cost"]
-        return None if cost is None else float(cost)
-    try:
-        return float(litellm.completion_cost(completion_response=response, model=model))
-    except Exception:
-        return None
-
-
-def _to_completion(response: Any, litellm: Any, model: str) -> Completion:
-    choice = response.choices[0]
-    message = choice.message
-    usage = getattr(response, "usage", None)
-    cost = _cost(response, model, litellm)
-    logprobs = None
-    raw_lp = getattr(choice, "logprobs", None)
-    if raw_lp is not None:
-        content = getattr(raw_lp, "content", None) or (
-            raw_lp.get("content") if isinstance(raw_lp, dict) else None
-        )
-        if content:
-            logprobs = [
-                c
-                if isinstance(c, dict)
-                else c.model_dump()
-                if hasattr(c, "model_dump")
-                else dict(c)
-                for c in content
-            ]
-    return Completion(
-        content=message.content,
-        finish_reason=choice.finish_reason,
-        refusal=getattr(message, "refusal", None),
-        model=str(getattr(response, "model", "") or ""),
-        usage=Usage(
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost_usd=cost,
-        ),
-        logprobs=logprobs,
-    )
 
 
 def llm_slot_key(config: LLMConfig) -> str:
@@ -260,25 +233,43 @@ class LLM:
             litellm.register_model(entry)
 
     async def _send(self, kwargs: dict[str, Any]) -> Completion:
+        """One attempt, ended at the configured timeout however slowly the answer arrives.
+
+        The HTTP client's timeout applies to each read, so a body trickled a byte at a time would
+        never trip it; this deadline covers the whole attempt. Starting worker processes does not count.
+        """
+        deadline = self.config.timeout
         if self.config.processes > 0:
             if self._pool is None:
                 from agentic_rubrics.llm_pool import WorkerPool
 
                 self._pool = WorkerPool(self.config.processes)
+            await self._pool.ready()
+            deadline += POOL_GRACE  # the worker enforces the timeout itself; this guards the worker
+        elif not self._priced:  # importing litellm and registering prices is no call's time
+            self._register_price(import_litellm())
+            self._priced = True
+        try:
+            async with asyncio.timeout(deadline):
+                return await self._attempt(kwargs)
+        except TimeoutError as exc:
+            raise CallFailed(
+                "transient", f"no complete answer within {self.config.timeout:g} s"
+            ) from exc
+
+    async def _attempt(self, kwargs: dict[str, Any]) -> Completion:
+        if self._pool is not None:
             entry = self.price_entry()
             pooled: Completion = await self._pool.complete(
                 {**kwargs, "_price": entry} if entry else kwargs
             )
             return pooled
         litellm = import_litellm()
-        if not self._priced:
-            self._register_price(litellm)
-            self._priced = True
         try:
             response = await litellm.acompletion(**kwargs)
         except Exception as exc:
             raise classify(exc) from exc
-        return _to_completion(response, litellm, kwargs["model"])
+        return to_completion(response, litellm, kwargs["model"])
 
     async def complete(
         self,
@@ -299,6 +290,9 @@ class LLM:
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         merged = {**self.config.semantic_params(), **params}
+        if any(has_lone_surrogates(str(m.get("content") or "")) for m in messages):
+            # undecodable bytes (from a repository file, say) cannot be sent as JSON: replace them
+            messages = clean_value(messages)
         key = ResponseCache.key(self.config.model, messages, merged, repeat)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             hit = self._redacted(hit)  # a cache written before redaction existed, too

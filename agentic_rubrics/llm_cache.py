@@ -9,6 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from agentic_rubrics.text import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Completion
 
 
@@ -32,7 +35,7 @@ class ResponseCache:
             sort_keys=True,
             ensure_ascii=False,
         )
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return hashlib.sha256(utf8_bytes(blob)).hexdigest()
 
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._index is None:
@@ -42,15 +45,20 @@ class ResponseCache:
                     try:
                         row = json.loads(line)
                         index[row["key"]] = row["completion"]
-                    except (ValueError, KeyError, TypeError):
-                        continue  # a torn or blank line
+                    except (ValueError, KeyError, TypeError, RecursionError):
+                        continue  # a torn, blank or otherwise unreadable line
             self._index = index
         return self._index
 
     def get(self, key: str) -> Completion | None:
         """The cached completion for ``key``, if any."""
         found = self._load().get(key)
-        return None if found is None else Completion.model_validate(found)
+        if found is None:
+            return None
+        try:
+            return Completion.model_validate(found)
+        except ValidationError:
+            return None  # a line that is JSON but not a completion: ask again rather than crash
 
     def put(self, key: str, completion: Completion) -> None:
         """Append one completion (flushed, not fsynced: losing it only costs one request again)."""
@@ -59,7 +67,10 @@ class ResponseCache:
         if self._segment is None:
             self.root.mkdir(parents=True, exist_ok=True)
             name = f"{os.getpid()}-{time.time_ns()}-{os.urandom(3).hex()}.jsonl"
-            self._segment = (self.root / name).open("a", encoding="utf-8")
+            # a lone surrogate can only sit inside a JSON string: written as its \\u escape, it reads back
+            self._segment = (self.root / name).open(
+                "a", encoding="utf-8", errors="backslashreplace"
+            )
         row = {"schema": SCHEMA, "key": key, "completion": doc}
         self._segment.write(json.dumps(row, ensure_ascii=False) + "\n")
         self._segment.flush()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import email.utils
+import math
+import re
 import time
 from typing import Literal
 
 FailureKind = Literal[
-    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_request", "budget"
-]
+    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_request", "budget",
+    "empty_reply",
+]  # fmt: skip
 
 
 class CallFailed(Exception):
@@ -34,25 +37,51 @@ _AUTH_HINTS = (
 )
 
 
+RETRY_AFTER_MAX = 3600.0
+"""The longest Retry-After read from a server (seconds); the door caps it further by ``backoff_max``."""
+
+_SECONDS = re.compile(r"\s*(\d{1,9}(?:\.\d{1,9})?)\s*s?\s*")
+
+
+def parse_retry_after(value: object, *, unit: float = 1.0) -> float | None:
+    """Seconds to wait from a ``Retry-After`` (or ``retry-after-ms`` with ``unit=0.001``) header.
+
+    Read defensively, since servers send anything: a number of seconds (``"60"``, ``"1.5"``,
+    ``"60s"``) or an HTTP date. Anything else — ``"soon"``, ``"nan"``, ``"inf"``, a negative number,
+    an unreadable date — is ``None`` (the caller falls back to its own backoff). The result is finite,
+    at least 0 and at most :data:`RETRY_AFTER_MAX`.
+    """
+    if not isinstance(value, str) or len(value) > 100:
+        return None
+    match = _SECONDS.fullmatch(value)
+    if match is not None:
+        seconds = float(match.group(1)) * unit
+    elif unit != 1.0:
+        return None
+    else:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if parsed.tzinfo is None:
+            return None
+        seconds = parsed.timestamp() - time.time()
+    if not math.isfinite(seconds):
+        return None
+    return min(max(seconds, 0.0), RETRY_AFTER_MAX)
+
+
 def _retry_after(exc: BaseException) -> float | None:
     response = getattr(exc, "response", None)
     headers = getattr(response, "headers", None)
     if not headers:
         return None
-    value = headers.get("retry-after-ms")
-    if value:
-        try:
-            return float(value) / 1000
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
     try:
-        return float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+        millis, seconds = headers.get("retry-after-ms"), headers.get("retry-after")
+    except Exception:  # a headers object of another shape: no hint
+        return None
+    found = parse_retry_after(millis, unit=0.001)
+    return found if found is not None else parse_retry_after(seconds)
 
 
 def classify(exc: BaseException) -> CallFailed:

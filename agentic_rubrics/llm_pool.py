@@ -1,8 +1,9 @@
 """litellm in worker processes: its per-call CPU cost (several ms) stops capping a run's throughput.
 
 The main process keeps everything that must be shared (cache, retries, concurrency, budget); each worker
-only runs ``litellm.acompletion`` in its own event loop and sends back a completion or a classified
-failure. Requests are spread round-robin.
+only runs ``litellm.acompletion`` in its own event loop, ended at the call's ``timeout`` however slowly
+the answer arrives, and sends back a completion or a classified failure. Requests are spread
+round-robin.
 """
 
 from __future__ import annotations
@@ -17,13 +18,21 @@ from typing import Any
 
 from agentic_rubrics.types import Completion
 
+_READY = -1
+"""The request number a worker sends once it has started."""
+START_TIMEOUT = 300.0
+"""Seconds to wait for a worker process to start before calls go to it regardless."""
+
 
 def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child process
-    from agentic_rubrics.llm import _to_completion, classify, import_litellm
+    from agentic_rubrics.llm import classify, import_litellm
+    from agentic_rubrics.llm_reply import to_completion
 
     litellm = import_litellm()
     loop = asyncio.new_event_loop()
     send_lock = threading.Lock()
+    with send_lock:
+        conn.send((_READY, True, None))  # start-up (importing litellm) is over: deadlines may start
 
     priced: set[str] = set()
 
@@ -33,12 +42,17 @@ def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child pro
             litellm.register_model(price)  # a price set in the configuration holds here too
             priced.add(kwargs["model"])
         try:
-            response = await litellm.acompletion(**kwargs)
+            # the whole call ends at its timeout, however slowly the answer trickles in
+            async with asyncio.timeout(kwargs.get("timeout")):
+                response = await litellm.acompletion(**kwargs)
             out: tuple[Any, ...] = (
                 rid,
                 True,
-                _to_completion(response, litellm, kwargs["model"]).model_dump(),
+                to_completion(response, litellm, kwargs["model"]).model_dump(),
             )
+        except TimeoutError:
+            message = f"no complete answer within {kwargs.get('timeout')} s"
+            out = (rid, False, ("transient", message, None))
         except Exception as exc:
             failure = classify(exc)
             out = (rid, False, (failure.kind, str(failure), failure.retry_after))
@@ -69,6 +83,7 @@ class WorkerPool:
         self._procs: list[Any] = []
         self._locks: list[threading.Lock] = []
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], int]] = {}
+        self._ready = [threading.Event() for _ in range(processes)]
         self._ids = itertools.count()
         for _ in range(processes):
             parent, child = ctx.Pipe()
@@ -89,6 +104,9 @@ class WorkerPool:
                 rid, ok, payload = conn.recv()
             except (EOFError, OSError):
                 break
+            if rid == _READY:
+                self._ready[index].set()
+                continue
             entry = self._pending.pop(rid, None)
             if entry is None:
                 continue
@@ -99,12 +117,19 @@ class WorkerPool:
                 kind, message, retry_after = payload
                 result = CallFailed(kind, message, retry_after=retry_after)
             loop.call_soon_threadsafe(_settle, future, result)
-        # the worker is gone: its requests will never be answered
+        # the worker is gone: its requests will never be answered, and nobody should wait for it
+        self._ready[index].set()
         for rid, (loop, future, owner) in list(self._pending.items()):
             if owner == index:
                 self._pending.pop(rid, None)
                 failure = CallFailed("transient", "a model worker process exited")
                 loop.call_soon_threadsafe(_settle, future, failure)
+
+    async def ready(self) -> None:
+        """Wait until every worker has started (imported litellm): calls' deadlines start after."""
+        for event in self._ready:
+            if not event.is_set():
+                await asyncio.to_thread(event.wait, START_TIMEOUT)
 
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
         """Send one call to a worker and await its completion (or its classified failure)."""
@@ -121,7 +146,10 @@ class WorkerPool:
 
             self._pending.pop(rid, None)
             raise CallFailed("transient", f"a model worker process is gone: {exc}") from exc
-        result: Completion = await future
+        try:
+            result: Completion = await future
+        finally:
+            self._pending.pop(rid, None)  # abandoned at the door's deadline: forget it
         return result
 
     async def close(self) -> None:

@@ -20,6 +20,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 from agentic_rubrics.exceptions import PatchParseError
+from agentic_rubrics.text import utf8_bytes
 
 _DEV_NULL = "/dev/null"
 _INDEX_LINE = re.compile(r"^index [0-9a-fA-F]+\.\.[0-9a-fA-F]+( \d+)?$")
@@ -125,8 +126,9 @@ def normalize_patch(text: str) -> str:
 
 
 def patch_hash(text: str) -> str:
-    """sha256 of the normalised patch: the identity of a change, never its content."""
-    return "sha256:" + hashlib.sha256(normalize_patch(text).encode()).hexdigest()
+    """sha256 of the normalised patch: the identity of a change, never its content (a patch that is not
+    valid text hashes too: its lone surrogates are kept as they are)."""
+    return "sha256:" + hashlib.sha256(utf8_bytes(normalize_patch(text))).hexdigest()
 
 
 def _unquote(path: str) -> str:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agentic_rubrics.patch import is_empty_patch
+from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import CandidateScore, Completion, Selection
 
 Ranking = dict[str, float | None]
@@ -110,29 +111,46 @@ def self_consistency_ranking(patches: Mapping[str, str]) -> Ranking:
 
 # --------------------------------------------------------------------------- the patch classifier
 
-_ANSWER = re.compile(r"^\s*\**\s*(YES|NO)\b[\s:,*-]*([01](?:\.\d+)?|\.\d+)?", re.I | re.M)
+# linear on any reply: one possessive run of spaces and stars, no two quantifiers over the same text
+_ANSWER = re.compile(r"^[\s*]*+(YES|NO)\b[\s:,*-]*+([01](?:\.\d+)?|\.\d+)?", re.I | re.M)
+
+
+def _probability(logprob: Any) -> float | None:
+    """exp(logprob) for a usable log-probability (a finite number <= 0), else ``None``."""
+    if isinstance(logprob, bool) or not isinstance(logprob, int | float):
+        return None
+    if not math.isfinite(logprob) or logprob > 0:
+        return None  # null, NaN, 1000 ...: a provider's garbage, not a probability
+    return math.exp(logprob)
+
+
+def _from_logprobs(logprobs: list[dict[str, Any]]) -> float | None:
+    first = logprobs[0]
+    alternatives = first.get("top_logprobs") or [first]
+    yes = no = 0.0
+    for alt in alternatives:
+        p = _probability(alt.get("logprob"))
+        if p is None:
+            return None  # one absurd value discredits the whole list: fall back to the text
+        token = str(alt.get("token", "")).strip().upper()
+        if token.startswith("YES") or token == "Y":
+            yes += p
+        elif token.startswith("NO") or token == "N":
+            no += p
+    return yes / (yes + no) if yes + no > 0 else None
 
 
 def yes_probability(completion: Completion) -> float | None:
     """P(the patch resolves the issue) from a YES/NO answer.
 
-    From the first token's log-probabilities when the provider returns them (normalised over the YES
-    and NO alternatives); otherwise from the probability written after YES/NO; otherwise 1 or 0 from
-    the bare answer. ``None`` when the reply holds no answer.
+    From the first token's log-probabilities when the provider returns usable ones (normalised over
+    the YES and NO alternatives); otherwise from the probability written after YES/NO; otherwise 1 or 0
+    from the bare answer. ``None`` when the reply holds no answer.
     """
     if completion.logprobs:
-        first = completion.logprobs[0]
-        alternatives = first.get("top_logprobs") or [first]
-        yes = no = 0.0
-        for alt in alternatives:
-            token = str(alt.get("token", "")).strip().upper()
-            p = math.exp(float(alt.get("logprob", -math.inf)))
-            if token.startswith("YES") or token == "Y":
-                yes += p
-            elif token.startswith("NO") or token == "N":
-                no += p
-        if yes + no > 0:
-            return yes / (yes + no)
+        found = _from_logprobs(completion.logprobs)
+        if found is not None:
+            return found
     match = _ANSWER.search(completion.content or "")
     if match is None:
         return None
@@ -155,8 +173,8 @@ class PatchClassifier:
         from agentic_rubrics.exceptions import BudgetExceeded
         from agentic_rubrics.llm import CallFailed
 
-        if is_empty_patch(patch):
-            return None
+        if is_empty_patch(patch) or has_lone_surrogates(patch):
+            return None  # nothing to judge, or not text: never sent
         messages = self.prompt.messages(issue=issue, patch=patch)
         try:
             completion = await self.llm.complete(
@@ -206,7 +224,8 @@ def patch_features(patches: Mapping[str, str]) -> dict[str, dict[str, float] | N
     parsed: dict[str, Any] = {}
     for cid, patch in patches.items():
         try:
-            parsed[cid] = None if is_empty_patch(patch) else parse_patch(patch)
+            unusable = is_empty_patch(patch) or has_lone_surrogates(patch)  # not a diff, not text
+            parsed[cid] = None if unusable else parse_patch(patch)
         except PatchParseError:
             parsed[cid] = None
     sources = {

@@ -63,12 +63,13 @@ def reduce_repeats(verdicts: Iterable[Verdict]) -> list[Verdict]:
         origin = "checked" if voted and all(v.origin == "checked" for v in voted) else "judged"
         update: dict[str, Any]
         if not voted:
-            reason = Counter(v.reason for v in rows).most_common(1)[0][0]
-            update = {"origin": "missing", "value": None, "reason": reason}
+            reason, detail = Counter((v.reason, v.detail) for v in rows).most_common(1)[0][0]
+            update = {"origin": "missing", "value": None, "reason": reason, "detail": detail}
         elif ones == zeros:
-            update = {"origin": "missing", "value": None, "reason": "split_vote"}
+            update = {"origin": "missing", "value": None, "reason": "split_vote", "detail": None}
         else:
-            update = {"origin": origin, "value": 1 if ones > zeros else 0, "reason": None}
+            value = 1 if ones > zeros else 0
+            update = {"origin": origin, "value": value, "reason": None, "detail": None}
         out.append(Verdict.model_validate({**first.model_dump(), **update, "repeat": 0}))
     return out
 

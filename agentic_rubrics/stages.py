@@ -17,7 +17,7 @@ from typing import Any
 
 from agentic_rubrics import Judge
 from agentic_rubrics.context import SANDBOX_SLOT, RunContext
-from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text
+from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, safe_name
 from agentic_rubrics.exceptions import AgenticRubricsError, JudgeError, ModelError, RubricError
 from agentic_rubrics.patch import is_empty_patch, patch_hash
 from agentic_rubrics.rerank import patch_features, self_consistency_ranking
@@ -160,25 +160,42 @@ def _redacted_yaml(rubric: Rubric, ctx: RunContext) -> str:
     return yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, width=100)
 
 
+def reused_rubric_path(rubrics_dir: Path, instance_id: str) -> Path | None:
+    """Where ``--rubrics DIR`` holds a task's rubrics.yaml, never outside ``DIR``.
+
+    First ``DIR/<safe name>/rubrics.yaml`` (what a run folder's ``rubrics/`` holds), then
+    ``DIR/<instance_id>/rubrics.yaml`` for an id that is a plain relative path (``owner/name-1``) and
+    stays inside ``DIR`` once resolved: an id like ``../../x`` or ``/abs`` is never read.
+    """
+    root = rubrics_dir.resolve()
+    names = [safe_name(instance_id)]
+    parts = Path(instance_id).parts
+    if (
+        parts
+        and not Path(instance_id).is_absolute()
+        and ".." not in parts
+        and "\x00" not in instance_id
+    ):
+        names.append(instance_id)
+    for name in names:
+        path = (rubrics_dir / name / "rubrics.yaml").resolve()
+        if path.is_relative_to(root) and path.is_file():
+            return path
+    return None
+
+
 def _reuse_rubric(
     task: Task, rubrics_dir: Path, status: dict[str, Any]
 ) -> tuple[Rubric | None, dict[str, Any]]:
-    from agentic_rubrics.data import safe_name
-
-    for name in (task.instance_id, safe_name(task.instance_id)):
-        path = rubrics_dir / name / "rubrics.yaml"
-        if path.exists():
-            try:
-                rubric, _ = load_rubric(path)
-            except RubricError as exc:
-                failed = {
-                    "status": "failed",
-                    "reason": "rubric_invalid",
-                    "problems": len(exc.problems),
-                }
-                return None, {**status, **failed}
-            return rubric, status
-    return None, {**status, "status": "failed", "reason": "rubric_not_found"}
+    path = reused_rubric_path(rubrics_dir, task.instance_id)
+    if path is None:
+        return None, {**status, "status": "failed", "reason": "rubric_not_found"}
+    try:
+        rubric, _ = load_rubric(path)
+    except RubricError as exc:
+        failed = {"status": "failed", "reason": "rubric_invalid", "problems": len(exc.problems)}
+        return None, {**status, **failed}
+    return rubric, status
 
 
 async def _explore(

@@ -1,7 +1,8 @@
 """Fakes that ship with the package: real implementations of the model interface, for tests and dry runs.
 
 - :class:`LoopbackServer`: an OpenAI-compatible ``/v1/chat/completions`` server on 127.0.0.1, scriptable
-  per request (answers, status codes with headers, hangs, dropped connections, latency). Point any
+  per request (answers, status codes with headers, hangs, dropped connections, latency, raw bodies, bodies
+  trickled a byte at a time). Point any
   litellm model ``openai/<name>`` at it with ``api_base=server.url``: requests go through litellm's real
   HTTP path.
 - :class:`ScriptedProvider`: a litellm ``CustomLLM`` registered as the ``local`` provider, so
@@ -34,6 +35,8 @@ class Reply:
 
     ``action`` ``"hang"`` never answers (until the server stops); ``"drop"`` closes the connection
     without a response. ``status`` other than 200 sends ``error`` as an OpenAI-style error body.
+    ``raw`` replaces the body the server would build (malformed JSON, ``"choices": []`` ...);
+    ``trickle`` sends the body one byte every ``trickle`` seconds (the loopback server only).
     """
 
     content: str | None = ""
@@ -45,7 +48,9 @@ class Reply:
     action: str | None = None
     prompt_tokens: int = 100
     completion_tokens: int = 20
-    logprobs: list[dict[str, Any]] | None = None
+    logprobs: list[Any] | None = None
+    raw: str | bytes | None = None
+    trickle: float = 0.0
 
 
 Script = Callable[[dict[str, Any], int], Reply]
@@ -155,23 +160,46 @@ class LoopbackServer:
                     with contextlib.suppress(OSError):
                         self.connection.shutdown(socket.SHUT_RDWR)
                     return
-                if reply.status == 200:
+                if reply.raw is not None:
+                    custom = reply.raw
+                    data = (
+                        custom.encode("utf-8", "surrogatepass")
+                        if isinstance(custom, str)
+                        else custom
+                    )
+                elif reply.status == 200:
                     payload = completion_body(reply, str(body.get("model", "loopback")))
+                    data = json.dumps(payload).encode()
                 else:
-                    payload = {
-                        "error": {"message": reply.error, "type": "scripted", "code": reply.status}
-                    }
-                data = json.dumps(payload).encode()
+                    error = {"message": reply.error, "type": "scripted", "code": reply.status}
+                    data = json.dumps({"error": error}).encode()
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 for key, value in reply.headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(data)
+                if not self._send_body(data, reply.trickle):
+                    return
                 if reply.status == 200:
                     with server._lock:
                         server.answered.append(number)
+
+            def _send_body(self, data: bytes, trickle: float) -> bool:
+                """Write the body (a byte at a time when trickling); False once the client left."""
+                if not trickle:
+                    self.wfile.write(data)
+                    return True
+                for i in range(len(data)):
+                    if server._stop.wait(trickle):
+                        return False
+                    try:
+                        self.wfile.write(data[i : i + 1])
+                        self.wfile.flush()
+                    except OSError:  # the client gave up: stop trickling
+                        self.close_connection = True
+                        return False
+                return True
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True

@@ -23,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from agentic_rubrics.text import has_lone_surrogates, replace_lone_surrogates
+
 SCHEMA: Final = "agentic-rubrics/1"
 """Version tag written into every record this library puts on disk."""
 
@@ -45,7 +47,7 @@ DECISIONS: Final[tuple[Decision, ...]] = get_args(Decision)
 
 MISSING_REASONS: Final[dict[str, str]] = {
     "not_configured": "no judge was configured for items without a check",
-    "check_error": "the item's check is invalid or the patch could not be parsed",
+    "check_error": "the item's check could not decide (the detail says why: see CHECK_ERROR_DETAILS)",
     "rubric_error": "the task's rubric failed to load or was never written",
     "no_verdict": "the item has no verdict row at all",
     "skipped_by_judge": "the judge did not answer this item, even when asked again",
@@ -62,6 +64,14 @@ MISSING_REASONS: Final[dict[str, str]] = {
 }
 """The closed vocabulary of reasons a verdict can be missing."""
 
+CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
+    "invalid_check": "the check is not valid (unknown name, wrong argument, regex that does not compile)",
+    "not_a_diff": "the candidate patch is not a unified diff",
+    "invalid_text": "the candidate patch holds bytes that are not UTF-8 (or lone surrogates)",
+    "timeout": "a regex of the check ran past its time limit on this patch",
+}
+"""Why a check could not decide: the ``detail`` of a ``missing: check_error`` verdict."""
+
 ITEM_ID_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 
 
@@ -70,6 +80,12 @@ class _Frozen(BaseModel):
 
 
 # --------------------------------------------------------------------------- tasks
+
+
+def _text_id(value: str) -> str:
+    if has_lone_surrogates(value):
+        raise ValueError("must be valid text (it holds bytes that are not UTF-8)")
+    return value
 
 
 class Candidate(BaseModel):
@@ -85,6 +101,16 @@ class Candidate(BaseModel):
     """A unified diff against the task's base commit; empty means the agent produced nothing."""
     resolved: bool | None = None
     """Ground truth from running the hidden tests, when known (evaluation only)."""
+
+    @field_validator("id")
+    @classmethod
+    def _id_is_text(cls, value: str) -> str:
+        return _text_id(value)
+
+    @field_validator("source")
+    @classmethod
+    def _source_as_text(cls, value: str | None) -> str | None:
+        return None if value is None else replace_lone_surrogates(value)
 
 
 class Task(BaseModel):
@@ -104,6 +130,17 @@ class Task(BaseModel):
     """The K candidate patches."""
     repo_path: str | None = None
     """A folder holding the repository at ``base_commit``, when one is at hand."""
+
+    @field_validator("instance_id", "repo", "base_commit")
+    @classmethod
+    def _ids_are_text(cls, value: str) -> str:
+        return _text_id(value)
+
+    @field_validator("problem_statement")
+    @classmethod
+    def _issue_as_text(cls, value: str) -> str:
+        # undecodable bytes in prose carry no meaning: U+FFFD, as a decoder with errors="replace" gives
+        return replace_lone_surrogates(value)
 
     def public(self) -> Task:
         """The task as explorers and judges may see it: no labels, no candidate sources."""
@@ -195,7 +232,7 @@ class RubricItem(_Frozen):
     @field_validator("id")
     @classmethod
     def _id_shape(cls, value: str) -> str:
-        if not ITEM_ID_RE.match(value):
+        if not ITEM_ID_RE.fullmatch(value):  # "FC1\n" is not FC1 ($ would let it through)
             raise ValueError(f"item id {value!r} must match {ITEM_ID_RE.pattern}")
         return value
 
@@ -288,6 +325,9 @@ class Verdict(_Frozen):
     """Why the verdict is missing (a code of ``MISSING_REASONS``), or a short code for the others."""
     repeat: int = Field(default=0, ge=0)
     """Which repeated judgement this is (0 for checks and single runs)."""
+    detail: str | None = Field(default=None, pattern=r"^[a-z_]{1,40}$")
+    """A short code saying more about a missing reason (``check_error``: a key of
+    ``CHECK_ERROR_DETAILS``); a code, never text from the patch or the reply."""
 
     @model_validator(mode="after")
     def _provenance(self) -> Verdict:
@@ -304,8 +344,11 @@ class Verdict(_Frozen):
         return self
 
     def to_row(self) -> dict[str, Any]:
-        """The JSON row written to verdicts.jsonl."""
-        return self.model_dump(mode="json", by_alias=True)
+        """The JSON row written to verdicts.jsonl (``detail`` only when there is one)."""
+        row = self.model_dump(mode="json", by_alias=True)
+        if row["detail"] is None:
+            del row["detail"]
+        return row
 
 
 class CandidateScore(_Frozen):

@@ -8,7 +8,9 @@ from typing import Any
 from agentic_rubrics.explore.codeindex import TEST_GLOBS, is_test_path
 from agentic_rubrics.types import Task
 
-CODE_LINE = r"^\s*[^\s#]"  # a line that is not blank and not a comment
+# Every shipped pattern is linear on any line: possessive quantifiers (``*+``, Python >= 3.11 and the
+# regex engine alike) never give characters back, and no two quantifiers range over the same text.
+CODE_LINE = r"^\s*+[^\s#]"  # a line that is not blank and not a comment
 DEPENDENCY_FILES = [
     "setup.py", "setup.cfg", "pyproject.toml", "requirements*.txt", "Pipfile*", "poetry.lock",
     "environment*.yml", "tox.ini",
@@ -16,8 +18,13 @@ DEPENDENCY_FILES = [
 SKIP_MARKERS = (
     r"pytest\.mark\.(skip|xfail)|pytest\.(skip|xfail)\(|unittest\.skip|@skip(If|Unless)?\b"
 )
-DEBUG_CALLS = r"^\s*(print\(|breakpoint\(|import pdb|pdb\.set_trace|import ipdb)"
-BROAD_EXCEPT = r"^\s*except\s*(\(?\s*(BaseException|Exception)\s*\)?\s*(as\s+\w+)?)?\s*:"
+DEBUG_CALLS = r"^\s*+(print\(|breakpoint\(|import pdb|pdb\.set_trace|import ipdb)"
+# `except:`, `except Exception:`, `except (BaseException) as e:` ... The old form had three `\s*` in
+# a row around optional parts, cubic on a line of spaces (21 s of CPU on 40,000 of them).
+BROAD_EXCEPT = (
+    r"^\s*+except\s*+(?:\(?\s*+(?:BaseException|Exception)\s*+\)?\s*+(?:as\s++\w++\s*+)?)?:"
+)
+ASSERT_LINE = r"^\s*+(assert\b|self\.assert)"
 
 
 def item(item_id: str, description: str, weight: int, check: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +93,7 @@ def common_items(
             "IN1",
             "Removes no assertion from existing tests",
             2,
-            {"removes_no_match": r"^\s*(assert\b|self\.assert)", "in": TEST_GLOBS},
+            {"removes_no_match": ASSERT_LINE, "in": TEST_GLOBS},
         ),
         item("IN2", "Adds no skip or xfail marker to tests", 3, {"adds_no_match": SKIP_MARKERS}),
         item("IN3", "Deletes no test file", 2, {"deletes_no_file": "*", "in": TEST_GLOBS}),

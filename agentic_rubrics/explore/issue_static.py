@@ -15,6 +15,7 @@ from typing import Any
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.explore.codeindex import TEST_GLOBS, is_test_path
 from agentic_rubrics.explore.common import (
+    CODE_LINE,
     common_items,
     first_party_packages,
     item,
@@ -129,7 +130,7 @@ def build_issue_rubric(task: Task) -> Rubric:
                 f"SA{len(sa) + 1}",
                 f"Changes executable code in {' or '.join(files[:3])}, not only comments",
                 2,
-                {"adds_match": r"^\s*[^\s#]", "in": files[:3]},
+                {"adds_match": CODE_LINE, "in": files[:3]},
             )
         )
     first_party = sorted({p for path in file_votes for p in first_party_packages([path])})

@@ -27,7 +27,7 @@ _EXPECT_EXC = re.compile(
     re.I,
 )
 _INSTEAD = re.compile(
-    r"`?([A-Z]\w*(?:Error|Exception|Warning))`?\s+instead\s+of\s+(?:an?\s+|the\s+)?`?([A-Z]\w*(?:Error|Exception|Warning))`?"
+    r"`?\b([A-Z]\w*(?:Error|Exception|Warning))`?\s+instead\s+of\s+(?:an?\s+|the\s+)?`?([A-Z]\w*(?:Error|Exception|Warning))`?"
 )
 
 # names that appear in issues but never identify the code to change
