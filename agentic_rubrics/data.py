@@ -88,6 +88,8 @@ def read_jsonl(
             if tolerate_torn_tail and is_tail:
                 return
             raise DataError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+        except RecursionError as exc:  # thousands of nested brackets: no record is that deep
+            raise DataError(f"{path}:{number}: JSON nested too deeply") from exc
         if not isinstance(record, dict):
             raise DataError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         yield number, record

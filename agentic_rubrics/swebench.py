@@ -27,10 +27,12 @@ from agentic_rubrics.types import Candidate, Task
 
 def _open_text(path: Path) -> str:
     try:
+        # bytes that are not UTF-8 become lone surrogates: the candidate holding them is judged
+        # check_error (invalid_text), the rest of the file is read (see agentic_rubrics.text)
         if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as fh:
+            with gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape") as fh:
                 return fh.read()
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError as exc:
         raise DataError(f"{path}: file not found") from exc
     except (OSError, UnicodeDecodeError, EOFError) as exc:
@@ -52,6 +54,8 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if text.lstrip()[:1] in ("[", "{"):
         try:
             doc = json.loads(text)  # a JSON document; JSONL fails here with "Extra data"
+        except RecursionError as exc:
+            raise DataError(f"{path}: JSON nested too deeply") from exc
         except json.JSONDecodeError as exc:
             if text.lstrip()[:1] == "[":
                 raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from exc
@@ -74,6 +78,8 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
+        except RecursionError as exc:
+            raise DataError(f"{path}:{number}: JSON nested too deeply") from exc
         if not isinstance(record, dict):
             raise DataError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         yield number, record
@@ -185,6 +191,8 @@ def load_report_labels(path: Path) -> dict[str, bool]:
         doc = json.loads(_open_text(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise DataError(f"{path}: JSON nested too deeply") from exc
     if not isinstance(doc, dict):
         raise DataError(f"{path}: expected a JSON object")
     if "resolved_ids" in doc or ("resolved" in doc and isinstance(doc["resolved"], list)):
