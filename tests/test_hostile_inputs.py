@@ -88,7 +88,7 @@ def test_patches_that_are_not_text_are_check_errors_offline(tmp_path: Path) -> N
 def test_patches_that_are_not_text_are_never_sent_to_a_model(tmp_path: Path) -> None:
     tasks = tasks_with_bad_text(tmp_path)
     with LoopbackServer(judge_answer(1)) as srv:
-        model = {"model": "openai/judge", "api_base": srv.url, "timeout": 5.0, "max_retries": 0}
+        model = {"model": "openai/judge", "api_base": srv.url, "timeout": 30.0, "max_retries": 0}
         config = load_config(
             None,
             {

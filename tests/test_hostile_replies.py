@@ -43,7 +43,7 @@ def llm_for(server: LoopbackServer, cache: Path | None = None, **cfg: Any) -> LL
         **{
             "model": "openai/judge-under-test",
             "api_base": server.url,
-            "timeout": 1.0,
+            "timeout": 10.0,  # roomy on a loaded machine; the trickle tests set their own
             "max_retries": 2,
             "backoff_initial": 0.01,
             "backoff_max": 0.3,
@@ -188,7 +188,7 @@ TRICKLED = Reply(content="x" * 2000, trickle=0.05)  # about 120 s to send, one b
 def test_a_trickled_body_ends_at_the_calls_timeout() -> None:
     with LoopbackServer(lambda b, n: TRICKLED) as srv:
         started = time.monotonic()
-        got = judge_with(llm_for(srv, max_retries=1))
+        got = judge_with(llm_for(srv, max_retries=1, timeout=1.0))
         assert got == {"FC1": FC1, **dict.fromkeys(ASKED, ("missing", None, "provider_error"))}
         assert len(srv.requests) == 2  # a timeout is transient: retried once, then given up
         assert time.monotonic() - started < GUARD / 2  # bound: 2 x 1 s + one backoff
@@ -199,7 +199,7 @@ def test_a_trickled_body_ends_at_the_timeout_in_worker_processes() -> None:
         return Reply(content="ready") if n == 0 else TRICKLED
 
     with LoopbackServer(script) as srv:
-        llm = llm_for(srv, max_retries=0, processes=1)
+        llm = llm_for(srv, max_retries=0, processes=1, timeout=1.0)
         warm = [{"role": "user", "content": "warm up"}]
         assert asyncio.run(llm.complete(warm)).content == "ready"  # the worker has started
         started = time.monotonic()
