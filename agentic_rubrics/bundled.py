@@ -10,6 +10,11 @@ Each task lives in ``example_data/<instance_id>/``:
 - ``hidden_tests/``: the tests that decide the labels, a sibling of ``repo/`` that no sandbox mounts;
 - ``labels.json``: the labels, written only by ``benchmarks/label_examples.py`` from running the
   hidden tests against each patched copy.
+
+Beside the task folders, ``label_manifest.json`` records, per task, the content hashes of everything its
+labels were derived from (repository, each candidate, the gold patch, the hidden tests, the labelling
+script) and of ``labels.json`` itself. The labelling script writes it after running the hidden tests; the
+test suite recomputes the hashes and re-derives the labels only of a task whose hashes differ.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.types import Candidate, Task
 
 EXAMPLES_DIR = Path(__file__).parent / "example_data"
+LABEL_MANIFEST = "label_manifest.json"
 
 _IGNORED = {"__pycache__", ".pytest_cache", ".git", ".mypy_cache", ".ruff_cache"}
 
@@ -43,6 +49,31 @@ def tree_hash(root: Path) -> str:
         digest.update(rel.as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return "tree-" + digest.hexdigest()[:40]
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of a file's bytes (``"absent"`` for a missing file, so that adding one is a change)."""
+    if not path.is_file():
+        return "absent"
+    return "sha256-" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def label_inputs(folder: Path) -> dict[str, Any]:
+    """Content hashes of what a task's labels come from, and of the labels file itself.
+
+    The repository, every candidate patch, the gold patch and the hidden tests decide the labels;
+    ``labels`` is the hash of ``labels.json`` as written. Any difference from the manifest means the
+    labels must be derived again by running the hidden tests.
+    """
+    return {
+        "repo": tree_hash(folder / "repo"),
+        "hidden_tests": tree_hash(folder / "hidden_tests"),
+        "gold": file_hash(folder / "gold.diff"),
+        "candidates": {
+            p.stem: file_hash(p) for p in sorted((folder / "candidates").glob("*.diff"))
+        },
+        "labels": file_hash(folder / "labels.json"),
+    }
 
 
 @dataclass(frozen=True)

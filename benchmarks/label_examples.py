@@ -5,7 +5,12 @@ copy ``repo/`` to a scratch folder, ``git apply`` the patch, copy ``hidden_tests
 run pytest on them. Exit status 0 means resolved. The labels go to ``<task>/labels.json`` together with
 the repository's content hash, so labels made for another revision are refused when loaded.
 
-    python benchmarks/label_examples.py            # (re)write every labels.json
+After a task's labels are written (and only when its gold patch passes and its base fails), the task's
+entry in ``label_manifest.json`` records the content hashes of its inputs, of this script and of the
+labels just written. The test suite recomputes those hashes on every run and re-derives the labels of a
+task only when they differ; this script is the only writer of the manifest.
+
+    python benchmarks/label_examples.py            # (re)write every labels.json and the manifest
     python benchmarks/label_examples.py --check    # re-derive and compare; exit 1 on any difference
 """
 
@@ -18,13 +23,33 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
-from agentic_rubrics.bundled import EXAMPLES_DIR, ExampleTask, example_folders, load_example
+from agentic_rubrics.bundled import (
+    EXAMPLES_DIR,
+    LABEL_MANIFEST,
+    ExampleTask,
+    example_folders,
+    file_hash,
+    label_inputs,
+    load_example,
+)
 from agentic_rubrics.data import atomic_write_json
 
 TIMEOUT_S = 120
+RUNNER = Path(__file__).resolve()
+# Each hidden-test run is a fresh pytest: without plugin auto-loading (the dev environment's plugins cost
+# about a second per start), bytecode files or the cache provider it starts in a fraction of the time.
+# The hidden tests use plain pytest only, so the labels are the same. The caller's PYTEST_* variables
+# (PYTEST_ADDOPTS, PYTEST_PLUGINS, a test runner's own) are not passed on: every run starts alike.
+FAST_PYTEST_ENV = {
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def run_hidden_tests(example: ExampleTask, patch: str) -> dict[str, object]:
@@ -32,7 +57,8 @@ def run_hidden_tests(example: ExampleTask, patch: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory(prefix="label-") as tmp:
         work = Path(tmp) / "work"
         shutil.copytree(example.repo_dir, work, ignore=shutil.ignore_patterns("__pycache__"))
-        env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "GIT_CONFIG_NOSYSTEM": "1"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env.update(FAST_PYTEST_ENV)
         # a repository of its own, so git apply resolves paths against the copy and nothing else
         subprocess.run(["git", "init", "-q"], cwd=work, check=True, env=env)
         if patch.strip():
@@ -79,6 +105,38 @@ def label_task(folder: Path, jobs: int) -> dict[str, object]:
     }
 
 
+def manifest_entry(folder: Path) -> dict[str, Any]:
+    """The manifest entry of a task folder as it is on disk now (inputs, labels, this script)."""
+    return {**label_inputs(folder), "runner": file_hash(RUNNER)}
+
+
+def read_manifest(root: Path) -> dict[str, Any]:
+    """The label manifest under ``root`` (empty when there is none yet)."""
+    path = root / LABEL_MANIFEST
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("tasks"), dict):
+        raise SystemExit(f"{path}: expected an object with a 'tasks' object")
+    return data["tasks"]
+
+
+def _differences(recorded: Any, derived: dict[str, Any]) -> list[str]:
+    """What differs between recorded and re-derived labels, one line per candidate or field."""
+    if not isinstance(recorded, dict):
+        return ["no labels recorded"]
+    flat = lambda d: {  # noqa: E731
+        **{f"candidate {k}": v for k, v in (d.get("candidates") or {}).items()},
+        **{k: v for k, v in d.items() if k != "candidates"},
+    }
+    old, new = flat(recorded), flat(derived)
+    return [
+        f"{k}: recorded {old.get(k)}, re-derived {new.get(k)}"
+        for k in sorted(old.keys() | new.keys())
+        if old.get(k) != new.get(k)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -94,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     if not folders:
         print(f"no task folders under {args.root}", file=sys.stderr)
         return 2
+    started = time.perf_counter()
+    manifest = read_manifest(args.root)
     status = 0
     for folder in folders:
         labels = label_task(folder, args.jobs)
@@ -116,9 +176,28 @@ def main(argv: list[str] | None = None) -> int:
             recorded = json.loads(target.read_text()) if target.exists() else None
             if recorded != labels:
                 print(f"  {target}: differs from the re-derived labels", file=sys.stderr)
+                for line in _differences(recorded, labels):
+                    print(f"    {line}", file=sys.stderr)
                 status = 1
+            if manifest.get(folder.name) != manifest_entry(folder):
+                print(
+                    f"  {folder.name}: {LABEL_MANIFEST} does not match its inputs;"
+                    " rewrite it with python benchmarks/label_examples.py",
+                    file=sys.stderr,
+                )
+                status = 1
+            continue
+        atomic_write_json(target, labels)
+        # the manifest vouches only for labels just derived from a sane run
+        if sanity:
+            manifest[folder.name] = manifest_entry(folder)
         else:
-            atomic_write_json(target, labels)
+            manifest.pop(folder.name, None)
+    if not args.check:
+        present = {f.name for f in example_folders(args.root)}
+        tasks = {name: entry for name, entry in manifest.items() if name in present}
+        atomic_write_json(args.root / LABEL_MANIFEST, {"schema": 1, "tasks": tasks})
+    print(f"{len(folders)} tasks in {time.perf_counter() - started:.1f} s")
     return status
 
 

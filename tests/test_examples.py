@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.bundled import EXAMPLES_DIR, load_examples, tree_hash
+from agentic_rubrics.bundled import (
+    EXAMPLES_DIR,
+    LABEL_MANIFEST,
+    example_folders,
+    file_hash,
+    label_inputs,
+    load_examples,
+    tree_hash,
+)
 from agentic_rubrics.checks import CHECKS
 from agentic_rubrics.explore.static import StaticExplorer
 from agentic_rubrics.sandbox import LocalCopySandbox
 
 ROOT = Path(__file__).resolve().parents[1]
+LABEL_SCRIPT = ROOT / "benchmarks" / "label_examples.py"
 KINDS = {
     "correct", "correct_with_test", "correct_scope_creep", "bandaid", "wrong_layer", "wrong_file",
     "partial", "weakened_tests", "noop", "syntax_error", "empty",
@@ -34,26 +44,108 @@ def test_bundled_tasks_are_well_formed() -> None:
         assert set(ex.kinds) == {c.id for c in t.candidates} and set(ex.kinds.values()) <= KINDS
         assert any(not c.patch.strip() for c in t.candidates), "an empty patch"
         assert ex.gold_patch.strip() and ex.hidden_tests_dir.is_dir()
+        labels = json.loads((ex.folder / "labels.json").read_text())
+        assert labels["gold"]["resolved"] and not labels["base"]["resolved"]
         # the hidden tests are a sibling of the repository, never inside it
         assert not any(p.name == "hidden_tests" for p in ex.repo_dir.rglob("*"))
 
 
-def test_labels_are_rederived_by_running_the_hidden_tests() -> None:
-    """Runs benchmarks/label_examples.py --check: every label from a fresh run of the hidden tests."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "benchmarks" / "label_examples.py"),
-            "--check",
-            "--root",
-            str(EXAMPLES_DIR),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
+def _manifest_entry(folder: Path) -> dict[str, object]:
+    return {**label_inputs(folder), "runner": file_hash(LABEL_SCRIPT)}
+
+
+def _stale_tasks(root: Path) -> dict[str, list[str]]:
+    """Task folders whose inputs or labels differ from the manifest, with the keys that differ."""
+    path = root / LABEL_MANIFEST
+    recorded = json.loads(path.read_text())["tasks"] if path.exists() else {}
+    stale = {}
+    for folder in example_folders(root):
+        entry, now = recorded.get(folder.name, {}), _manifest_entry(folder)
+        if entry != now:
+            stale[folder.name] = sorted(
+                k for k in now.keys() | entry.keys() if entry.get(k) != now.get(k)
+            )
+    return stale
+
+
+def _label_script(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(LABEL_SCRIPT), "--root", str(root), *args],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+def test_labels_are_rederived_when_their_inputs_change() -> None:
+    """The labels were derived by running the hidden tests on exactly the inputs that are here now.
+
+    The manifest's hashes (written by benchmarks/label_examples.py after running the hidden tests) are
+    compared with the files on disk; a task whose repository, candidates, gold patch, hidden tests,
+    labels or labelling script changed gets its labels re-derived here, and the test fails until the
+    script has rewritten them and the manifest.
+    """
+    stale = _stale_tasks(EXAMPLES_DIR)
+    if stale:
+        done = _label_script(EXAMPLES_DIR, "--check", *(f"--task={t}" for t in stale))
+        pytest.fail(
+            f"labels not derived from the current inputs: {stale}; re-derived now:\n"
+            f"{done.stdout}{done.stderr}\nrewrite them with: python benchmarks/label_examples.py"
+        )
+
+
+MINI = {
+    "repo/mini/__init__.py": "def add(a, b):\n    return a - b\n",
+    "hidden_tests/test_add.py": (
+        "import os\nimport sys\n\nfrom mini import add\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_a_plain_fast_pytest():\n"
+        "    assert os.environ['PYTEST_DISABLE_PLUGIN_AUTOLOAD'] == '1' and sys.dont_write_bytecode\n"
+    ),
+    "task.yaml": "instance_id: mini-1\nproblem_statement: add subtracts\n",
+    "candidates/manifest.yaml": "c1: {kind: correct}\nc2: {kind: wrong_layer}\nc3: {kind: empty}\n",
+    "candidates/c3.diff": "",
+}
+FIX = "diff --git a/mini/__init__.py b/mini/__init__.py\n--- a/mini/__init__.py\n+++ b/mini/__init__.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return {}\n"  # fmt: skip
+
+
+def test_the_manifest_notices_every_change_of_a_labels_input(tmp_path: Path) -> None:
+    task = tmp_path / "mini-1"
+    for rel, text in {**MINI, "gold.diff": FIX.format("a + b"), "candidates/c1.diff": FIX.format("b + a"),
+                      "candidates/c2.diff": FIX.format("a * b")}.items():  # fmt: skip
+        (task / rel).parent.mkdir(parents=True, exist_ok=True)
+        (task / rel).write_text(text)
+    done = _label_script(tmp_path, "--jobs", "2")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.count("resolved;") == len(load_examples())
+    labels = json.loads((task / "labels.json").read_text())
+    assert {c: v["resolved"] for c, v in labels["candidates"].items()} == {
+        "c1": True, "c2": False, "c3": False,
+    }  # fmt: skip
+    assert _stale_tasks(tmp_path) == {}
+    for rel, key in [
+        ("repo/mini/__init__.py", "repo"), ("hidden_tests/test_add.py", "hidden_tests"),
+        ("gold.diff", "gold"), ("candidates/c2.diff", "candidates"), ("labels.json", "labels"),
+    ]:  # fmt: skip
+        before = (task / rel).read_bytes()
+        (task / rel).write_bytes(before.replace(b"a", b"b", 1) if before else b"\n")
+        assert _stale_tasks(tmp_path) == {"mini-1": [key]}, rel
+        (task / rel).write_bytes(before)
+        assert _stale_tasks(tmp_path) == {}
+    # a manifest forged by hand to match edited labels passes the hashes; the full re-derivation
+    # (the benchmark command) still catches it
+    labels["candidates"]["c2"]["resolved"] = True
+    (task / "labels.json").write_text(json.dumps(labels))
+    forged = {"schema": 1, "tasks": {"mini-1": _manifest_entry(task)}}
+    (tmp_path / LABEL_MANIFEST).write_text(json.dumps(forged))
+    assert _stale_tasks(tmp_path) == {}
+    check = _label_script(tmp_path, "--check")
+    assert check.returncode == 1 and "differs from the re-derived labels" in check.stderr
+    (task / "candidates" / "c4.diff").write_text("")
+    assert _stale_tasks(tmp_path) == {"mini-1": ["candidates"]}
+    # only a run of the hidden tests writes the manifest, and only when the gold passes and the base fails
+    (task / "gold.diff").write_text(FIX.format("a * b"))
+    failed = _label_script(tmp_path)
+    assert failed.returncode == 1 and "the gold patch must pass" in failed.stderr
+    assert json.loads((tmp_path / LABEL_MANIFEST).read_text())["tasks"] == {}
+    assert _stale_tasks(tmp_path) == {"mini-1": sorted(_manifest_entry(task))}
 
 
 def _paths_and_symbols(check: dict[str, object]) -> tuple[list[str], list[str]]:
