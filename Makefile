@@ -31,8 +31,10 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy agentic_rubrics
 
+# tests run in parallel (pytest-xdist, one worker per core); tests that share a module fixture or the
+# Ray cluster are grouped (xdist_group) so that each shared thing is made once, in one worker
 pytest: dev
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup
 
 test: lint typecheck pytest
 

@@ -55,6 +55,20 @@ def git_repo(tmp_path: Path) -> Callable[[dict[str, bytes | str]], tuple[Path, C
     return make
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Under `make test` (pytest-xdist, --dist loadgroup) a test marked xdist_group is really grouped.
+
+    pytest-xdist groups by appending "@group" to the node id; where that silently stops working (pytest
+    9.2 with pytest-xdist 3.8), a module's shared fixture or Ray cluster would be made once per worker.
+    """
+    if (
+        getattr(item.config.option, "loadgroup", False)
+        and item.get_closest_marker("xdist_group") is not None
+        and "@" not in item.nodeid
+    ):
+        pytest.fail("pytest-xdist did not group this test (see the pins in constraints.txt)")
+
+
 def item(
     item_id: str,
     weight: int = 2,

@@ -26,6 +26,8 @@ from agentic_rubrics.pipeline import RunConfig, run
 from agentic_rubrics.rerank import OFFLINE_BIAS, OFFLINE_WEIGHTS
 
 FAST = RunConfig(bootstrap_resamples=50)
+# the tests that read the module's demo run share one pytest-xdist worker, so it is made once
+SHARES_DEMO_RUN = pytest.mark.xdist_group("test_pipeline.demo_run")
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +150,7 @@ def offline_values(
     return out
 
 
+@SHARES_DEMO_RUN
 def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run: Path) -> None:
     report = json.loads((demo_run / "report.json").read_text())
     mine = recompute(demo_run)
@@ -250,6 +253,7 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
     assert "Flakiness: n/a" in md and "PR-AUC (average precision)" in md
 
 
+@SHARES_DEMO_RUN
 def test_records_hold_no_contents_or_environment(demo_run: Path) -> None:
     secrets = [
         v for k, v in os.environ.items() if len(v) >= 12 and k not in ("PATH", "HOME", "PWD")
@@ -325,6 +329,7 @@ def test_evaluation_fields_are_never_read(tasks_file: Path, tmp_path: Path) -> N
         assert rubric.read_bytes() == twin.read_bytes()
 
 
+@SHARES_DEMO_RUN
 def test_stages_one_by_one_equal_the_whole_run(
     demo_run: Path, tasks_file: Path, tmp_path: Path
 ) -> None:
@@ -349,7 +354,9 @@ def test_stages_one_by_one_equal_the_whole_run(
 
 
 def test_resuming_with_another_configuration_is_refused(tasks_file: Path, tmp_path: Path) -> None:
-    out = tmp_path / "r"
+    two = tmp_path / "two.jsonl"  # two tasks are enough to refuse and to restart
+    two.write_text("".join(tasks_file.read_text().splitlines(keepends=True)[:2]))
+    tasks_file, out = two, tmp_path / "r"
     run(tasks_file, out, FAST, stages=("explore",))
     with pytest.raises(ConfigError, match="started with configuration"):
         run(tasks_file, out, RunConfig(bootstrap_resamples=50, seed=7), stages=("explore",))
@@ -366,6 +373,7 @@ def test_resuming_with_another_configuration_is_refused(tasks_file: Path, tmp_pa
     assert json.loads((out / "config.json").read_text())["config"]["seed"] == 7
 
 
+@SHARES_DEMO_RUN
 def test_reused_rubrics_give_the_same_verdicts_and_a_broken_one_fails_honestly(
     demo_run: Path, tasks_file: Path, tmp_path: Path
 ) -> None:
@@ -400,7 +408,8 @@ def test_killed_run_resumes_without_redoing_finished_tasks(
     tasks_file: Path, tmp_path: Path
 ) -> None:
     records = [r for _, r in read_jsonl(tasks_file)]
-    many = [dict(r, instance_id=f"{r['instance_id']}-{n}") for n in range(6) for r in records]
+    # 20 tasks, one at a time: the kill lands after the third with many still to do
+    many = [dict(r, instance_id=f"{r['instance_id']}-{n}") for n in range(2) for r in records]
     big = tmp_path / "many.jsonl"
     big.write_text("".join(json.dumps(r) + "\n" for r in many))
     out = tmp_path / "killed"

@@ -21,6 +21,8 @@ from agentic_rubrics.pipeline import RunConfig, run
 from agentic_rubrics.progress import RunProgress
 
 ROOT = Path(__file__).resolve().parents[1]
+# the tests that read the module's two runs share one pytest-xdist worker, so they are made once
+SHARES_HALVES = pytest.mark.xdist_group("test_reporting.halves")
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +39,7 @@ def halves(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return out[0], out[1]
 
 
+@SHARES_HALVES
 def test_every_report_embeds_its_plots(halves: tuple[Path, Path]) -> None:
     folder = halves[0]
     report = json.loads((folder / "report.json").read_text())
@@ -65,6 +68,7 @@ def test_roc_points() -> None:
     assert roc_points([0.5], [1]) == []
 
 
+@SHARES_HALVES
 def test_calibration_fitted_on_one_run_applied_to_another(
     halves: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -120,6 +124,7 @@ def test_progress_counts_and_stays_quiet_off_a_terminal() -> None:
     assert quiet.progress.disable
 
 
+@SHARES_HALVES
 def test_audit_finds_disagreements_with_their_deciding_items(
     halves: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -145,6 +150,7 @@ def test_audit_finds_disagreements_with_their_deciding_items(
         assert next(iter(csv.DictReader(fh)))["note"] == "checked by hand"
 
 
+@SHARES_HALVES
 def test_the_audit_notebook_runs_on_the_demo_run(halves: tuple[Path, Path], tmp_path: Path) -> None:
     import nbformat
     from nbclient import NotebookClient
