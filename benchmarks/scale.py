@@ -37,10 +37,11 @@ MODEL_ITEMS = [
 ]
 
 
-def prepare(work: Path, copies: int) -> tuple[Path, Path]:
-    """A tasks file of the bundled tasks repeated ``copies`` times, and rubrics with model items."""
+def prepare(work: Path, copies: int, n_tasks: int | None = None) -> tuple[Path, Path]:
+    """A tasks file of the bundled tasks (the first ``n_tasks``, or all) repeated ``copies`` times, and
+    rubrics with model items."""
     base = write_tasks_jsonl(work / "bundled.jsonl")
-    rows = [r for _, r in read_jsonl(base)]
+    rows = [r for _, r in read_jsonl(base)][:n_tasks]
     many = [dict(r, instance_id=f"{r['instance_id']}-{n}") for n in range(copies) for r in rows]
     tasks = work / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(r) + "\n" for r in many))
@@ -76,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--copies", type=int, default=3, help="copies of the 10 bundled tasks")
+    parser.add_argument("--copies", type=int, default=3, help="copies of the bundled tasks")
+    parser.add_argument(
+        "--tasks", type=int, default=None, help="only the first N bundled tasks (default: all 10)"
+    )
     parser.add_argument(
         "--latency", type=float, default=0.2, help="seconds the server takes per answer"
     )
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     server, url = serve_in_subprocess(args.latency)
     work = Path(tempfile.mkdtemp(prefix="scale-"))
     try:
-        tasks, rubrics = prepare(work, args.copies)
+        tasks, rubrics = prepare(work, args.copies, args.tasks)
+        n_tasks = sum(1 for _ in read_jsonl(tasks))
         settings: dict[str, Any] = {
             "executor": "ray",
             "rubrics_dir": str(rubrics),
@@ -96,11 +101,14 @@ def main(argv: list[str] | None = None) -> int:
                 "model": {"model": "openai/bench-judge", "api_base": url, "concurrency": 64},
             },
         }
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        started_here = not ray.is_initialized()  # a caller (the test suite) may bring its own
+        if started_here:
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         timed_run(tasks, work / "warmup", {**settings, "workers": 2})  # start and warm both workers
         # the same requests again would be answered from the warm-up's cache: fresh folders per run
         times = {n: timed_run(tasks, work / f"w{n}", {**settings, "workers": n}) for n in (1, 2)}
-        ray.shutdown()
+        if started_here:
+            ray.shutdown()
         identical = verdicts(work / "w1") == verdicts(work / "w2")
         n_rows = len(verdicts(work / "w1"))
     finally:
@@ -109,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     results = {
         "command": "python benchmarks/scale.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),
-        "tasks": 10 * args.copies,
+        "tasks": n_tasks,
         "latency_s": args.latency,
         "cpu_count": os.cpu_count(),
         "seconds": {"1_worker": round(times[1], 2), "2_workers": round(times[2], 2)},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -20,9 +21,11 @@ from agentic_rubrics.testing import LoopbackServer, judge_answer
 from .test_llm_pipeline import make_inputs
 
 ray = pytest.importorskip("ray")  # `make test` installs the [ray] extra, so this runs in CI
+# one local cluster for the module: under pytest-xdist all of it runs in one worker
+pytestmark = pytest.mark.xdist_group("ray")
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(scope="module")
 def cluster() -> Iterator[None]:
     ray.init(
         num_cpus=2,
@@ -34,6 +37,9 @@ def cluster() -> Iterator[None]:
     ray.shutdown()
 
 
+uses_cluster = pytest.mark.usefixtures("cluster")
+
+
 def sorted_rows(path: Path) -> list[dict[str, Any]]:
     return sorted(
         (r for _, r in read_jsonl(path)),
@@ -41,6 +47,7 @@ def sorted_rows(path: Path) -> list[dict[str, Any]]:
     )
 
 
+@uses_cluster
 def test_ray_gives_the_local_results(tmp_path: Path) -> None:
     tasks = write_tasks_jsonl(tmp_path / "tasks.jsonl")
     local = run(tasks, tmp_path / "local", load_config(None, {"bootstrap_resamples": 50}))
@@ -59,6 +66,7 @@ def test_ray_gives_the_local_results(tmp_path: Path) -> None:
         )
 
 
+@uses_cluster
 def test_ray_resumes_a_folder_without_redoing_finished_tasks(tmp_path: Path) -> None:
     tasks = write_tasks_jsonl(tmp_path / "tasks.jsonl")
     first = tmp_path / "first.jsonl"
@@ -77,6 +85,7 @@ def test_ray_resumes_a_folder_without_redoing_finished_tasks(tmp_path: Path) -> 
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
 
+@uses_cluster
 def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
     from agentic_rubrics.executor_ray import run_on_ray
 
@@ -98,6 +107,7 @@ def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
     assert len(folder.progress()) == 6
 
 
+@uses_cluster
 def test_the_budget_is_global_across_workers(tmp_path: Path) -> None:
     tasks_file, rubrics = make_inputs(tmp_path, n_tasks=4)
     with LoopbackServer(judge_answer(1)) as server:
@@ -126,12 +136,17 @@ def test_without_ray_the_flag_fails_clearly(tmp_path: Path) -> None:
     assert "--executor ray needs Ray: pip install 'agentic-rubrics[ray]'" in done.stderr
 
 
+@uses_cluster
 def test_the_scale_benchmark_runs_and_agrees(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run(
-        [sys.executable, str(root / "benchmarks" / "scale.py"), "--copies", "1", "--latency", "0.05", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    """In this process, on this module's cluster and its warm workers (the command starts its own)."""
+    spec = importlib.util.spec_from_file_location(
+        "scale_benchmark", Path(__file__).resolve().parents[1] / "benchmarks" / "scale.py"
+    )
+    assert spec is not None and spec.loader is not None
+    scale = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scale)
+    argv = ["--copies", "2", "--tasks", "2", "--latency", "0.05", "--out", str(tmp_path)]
+    assert scale.main(argv) == 0
+    assert ray.is_initialized()  # the module's cluster is left running
     result = json.loads((tmp_path / "scale.json").read_text())
-    assert result["identical_verdicts"] and result["tasks"] == 10 and result["speedup"] > 0
+    assert result["identical_verdicts"] and result["tasks"] == 4 and result["speedup"] > 0
