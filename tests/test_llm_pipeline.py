@@ -263,7 +263,9 @@ def test_killed_run_sends_no_answered_request_twice(tmp_path: Path) -> None:
         n_before = len(fingerprints)
         done = progress.read_text().count("\n")
         assert 2 <= done < 12
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # the same command resumes it, here in this process (a second process would import litellm again)
+        resumed = CliRunner().invoke(app, cmd[1:])
+        assert resumed.exit_code == 0, resumed.output
         resent = [f for f in fingerprints[n_before:] if f in answered_before]
         assert resent == []
         assert len(rows(tmp_path / "out" / "progress.jsonl")) == 12

@@ -439,7 +439,9 @@ def test_killed_run_resumes_without_redoing_finished_tasks(
     done_before = [json.loads(line)["instance_id"] for line in before.splitlines() if line.strip()]
     assert 3 <= len(done_before) < len(many), "the kill must land mid-run"
     stamps = {i: (out / "rubrics" / i / "status.json").stat().st_mtime_ns for i in done_before}
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # the same command resumes it and makes a fresh run, in this process (no start-up to pay again)
+    resumed = CliRunner().invoke(app, cmd[1:])
+    assert resumed.exit_code == 0, resumed.output
     after = progress.read_text()
     assert after.startswith(before.rsplit("\n", 1)[0])  # finished rows kept as they were
     ids = [json.loads(line)["instance_id"] for line in after.splitlines()]
@@ -448,12 +450,8 @@ def test_killed_run_resumes_without_redoing_finished_tasks(
         i: (out / "rubrics" / i / "status.json").stat().st_mtime_ns for i in done_before
     } == stamps
     fresh = tmp_path / "fresh"
-    subprocess.run(
-        [*cmd[:5], str(fresh), *cmd[6:]],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    again = CliRunner().invoke(app, [*cmd[1:5], str(fresh), *cmd[6:]])
+    assert again.exit_code == 0, again.output
     assert json.loads((out / "report.json").read_text()) == json.loads(
         (fresh / "report.json").read_text()
     )
