@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import contextlib
+import importlib.util
+import io
 import json
 import subprocess
 import sys
@@ -75,6 +78,18 @@ def _label_script(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
+def _label_main(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The label script's main() in this process (its start-up is most of a tiny task's cost)."""
+    spec = importlib.util.spec_from_file_location("label_examples", LABEL_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = script.main(["--root", str(root), *args])
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
 def test_labels_are_rederived_when_their_inputs_change() -> None:
     """The labels were derived by running the hidden tests on exactly the inputs that are here now.
 
@@ -113,7 +128,7 @@ def test_the_manifest_notices_every_change_of_a_labels_input(tmp_path: Path) -> 
                       "candidates/c2.diff": FIX.format("a * b")}.items():  # fmt: skip
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text)
-    done = _label_script(tmp_path, "--jobs", "2")
+    done = _label_main(tmp_path, "--jobs", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     labels = json.loads((task / "labels.json").read_text())
     assert {c: v["resolved"] for c, v in labels["candidates"].items()} == {
@@ -136,13 +151,13 @@ def test_the_manifest_notices_every_change_of_a_labels_input(tmp_path: Path) -> 
     forged = {"schema": 1, "tasks": {"mini-1": _manifest_entry(task)}}
     (tmp_path / LABEL_MANIFEST).write_text(json.dumps(forged))
     assert _stale_tasks(tmp_path) == {}
-    check = _label_script(tmp_path, "--check")
+    check = _label_main(tmp_path, "--check")
     assert check.returncode == 1 and "differs from the re-derived labels" in check.stderr
     (task / "candidates" / "c4.diff").write_text("")
     assert _stale_tasks(tmp_path) == {"mini-1": ["candidates"]}
     # only a run of the hidden tests writes the manifest, and only when the gold passes and the base fails
     (task / "gold.diff").write_text(FIX.format("a * b"))
-    failed = _label_script(tmp_path)
+    failed = _label_main(tmp_path)
     assert failed.returncode == 1 and "the gold patch must pass" in failed.stderr
     assert json.loads((tmp_path / LABEL_MANIFEST).read_text())["tasks"] == {}
     assert _stale_tasks(tmp_path) == {"mini-1": sorted(_manifest_entry(task))}
