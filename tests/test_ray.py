@@ -145,8 +145,8 @@ def test_the_scale_benchmark_runs_and_agrees(tmp_path: Path) -> None:
     assert spec is not None and spec.loader is not None
     scale = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scale)
-    argv = ["--copies", "2", "--tasks", "2", "--latency", "0.05", "--out", str(tmp_path)]
+    argv = ["--copies", "1", "--tasks", "2", "--latency", "0.05", "--out", str(tmp_path)]
     assert scale.main(argv) == 0
     assert ray.is_initialized()  # the module's cluster is left running
     result = json.loads((tmp_path / "scale.json").read_text())
-    assert result["identical_verdicts"] and result["tasks"] == 4 and result["speedup"] > 0
+    assert result["identical_verdicts"] and result["tasks"] == 2 and result["speedup"] > 0
