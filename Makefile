@@ -35,7 +35,7 @@ typecheck: dev
 # tests run in parallel (pytest-xdist, one worker per core); tests that share a module fixture or the
 # Ray cluster are grouped (xdist_group) so that each shared thing is made once, in one worker
 pytest: dev
-	$(BIN)/python -m pytest -q -n auto --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --dist loadgroup --durations=15
 
 # the three at once: mypy uses the CPU that the tests leave idle while they wait on subprocesses and sockets
 test: dev
