@@ -38,6 +38,8 @@ class RunOptions:
     executor: str | None = None
     ray_address: str | None = None
     workers: int | None = None
+    repo_url: str | None = None
+    repo_cache: Path | None = None
 
     def overrides(self) -> dict[str, Any]:
         """Nested settings for :func:`agentic_rubrics.config.load_config` (``None`` = unset)."""
@@ -80,6 +82,10 @@ class RunOptions:
             "ray_address": self.ray_address,
             "workers": self.workers,
             "trajectories": None if self.trajectories else False,
+            "repos": {
+                "url_template": self.repo_url,
+                "cache_dir": str(self.repo_cache) if self.repo_cache else None,
+            },
         }
 
 
@@ -181,6 +187,18 @@ def run_options(
     ] = None,
     workers: Annotated[
         int | None, typer.Option("--workers", help="Ray tasks in flight at once.")
+    ] = None,
+    repo_url: Annotated[
+        str | None,
+        typer.Option(
+            "--repo-url",
+            help="Where a task's repository is fetched from: a URL with {repo}, {owner}, {name}"
+            " (default https://github.com/{repo}.git); none: fetch nothing.",
+        ),
+    ] = None,
+    repo_cache: Annotated[
+        Path | None,
+        typer.Option("--repo-cache", help="Folder of fetched repositories (default: user cache)."),
     ] = None,
 ) -> RunOptions:
     return RunOptions(**locals())

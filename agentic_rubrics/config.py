@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig
 from agentic_rubrics.judge import JudgeConfig
+from agentic_rubrics.repos import RepoConfig
 from agentic_rubrics.rerank import SELECTORS
 from agentic_rubrics.scoring import DecisionPolicy
 
@@ -50,6 +51,8 @@ class RunConfig(BaseModel):
     ``offline`` leads; with a judge model, ``rubric`` leads and ``patch_classifier`` joins."""
     rubrics_dir: str | None = None
     """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
+    repos: RepoConfig = Field(default_factory=RepoConfig)
+    """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
     seed: int = 0
     """Seed of the tie-break, of the item shuffles between repeats, and of the bootstrap."""
     max_k: int = Field(default=16, ge=1)
@@ -97,6 +100,9 @@ class RunConfig(BaseModel):
     def content_hash(self) -> str:
         """Hash of every setting that can change a finished task's result."""
         data = self.model_dump(mode="json", exclude=_NOT_HASHED)
+        # where a repository comes from does not change a result (its commit is verified); whether
+        # repositories are fetched at all does
+        data["repos"] = {"fetch": self.repos.url_template is not None}
         for section in ("judge", "explorer"):
             part = data.get(section) or {}
             part.pop("concurrency", None)

@@ -16,7 +16,9 @@ from agentic_rubrics.judge import ChecksJudge, LLMJudge
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm import LLM, LLMConfig, llm_slot_key
 from agentic_rubrics.redaction import Redactor, url_secrets
+from agentic_rubrics.repos import RepoCache, RepoTree, resolve_repo_path
 from agentic_rubrics.rerank import PatchClassifier
+from agentic_rubrics.types import Task
 
 SANDBOX_SLOT = "sandbox"
 
@@ -44,6 +46,22 @@ class RunContext:
     models: list[LLM] = field(default_factory=list)
     redact: Callable[[Any], Any] = field(default_factory=Redactor)
     """Applied to everything of a task that is written: rubrics, trajectories."""
+    _repos: RepoCache | None = None
+
+    def repository(self, task: Task) -> RepoTree | None:
+        """The task's tree: its ``repo_path``, else fetched into the cache at ``base_commit``; None
+        when it has neither (or fetching is off). Blocks: call it in a worker thread.
+
+        Raises:
+            RepoError: the repository cannot be had at that commit (named with repo, commit, URL).
+        """
+        if task.repo_path or self.config.repos.url_template is None:
+            return resolve_repo_path(task, None)
+        if not task.repo or not task.base_commit:
+            return None
+        if self._repos is None:
+            self._repos = RepoCache.from_config(self.config.repos)
+        return resolve_repo_path(task, self._repos)
 
     @classmethod
     def build(

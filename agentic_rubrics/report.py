@@ -220,6 +220,12 @@ def build_report_and_results(
             "checked_items": sum(
                 1 for t in results if t.rubric for _, i in t.rubric.items() if i.check is not None
             ),
+            # where each explorer's repository came from (``none``: explored without one)
+            "repository": dict(
+                sorted(
+                    Counter(t.progress["rubric"].get("repository", "none") for t in results).items()
+                )
+            ),
         },
         "verdicts": {
             "rows": len(rows),

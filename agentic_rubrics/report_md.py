@@ -109,6 +109,7 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
         "",
         f"- Rubrics: {_pct(cov['tasks_with_rubric'])} tasks; failed: {failed}. "
         f"{report['rubrics']['items']} items, {report['rubrics']['checked_items']} with a deterministic check.",
+        f"- Repositories explored: {_repositories(report['rubrics'].get('repository', {}))}.",
         f"- Verdicts: {v['rows']} rows — judged {v['origins']['judged']}, checked {v['origins']['checked']}, "
         f"missing {v['origins']['missing']} ({missing}). Missing verdicts are excluded from S, never 0.",
         f"- Items with a verdict: {_pct(cov['items_with_verdict'])}; weight with a verdict: "
@@ -162,3 +163,13 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
             + " |"
         )
     return "\n".join(out) + "\n"
+
+
+def _repositories(counts: dict[str, int]) -> str:
+    names = {
+        "fetched": "fetched at base_commit",
+        "cache": "from the repository cache",
+        "repo_path": "the task's repo_path",
+        "none": "none (issue only)",
+    }
+    return ", ".join(f"{names.get(k, k)} {n}" for k, n in counts.items()) or "none"

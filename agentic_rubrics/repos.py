@@ -39,7 +39,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    field_serializer,
+    field_validator,
+)
 
 from agentic_rubrics.exceptions import ConfigError, RepoError
 from agentic_rubrics.repos_git import (
@@ -67,10 +74,15 @@ DEFAULT_URL_TEMPLATE = "https://github.com/{repo}.git"
 
 
 def default_cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/agentic-rubrics/repos``, else ``~/.cache/agentic-rubrics/repos``."""
+    """``$XDG_CACHE_HOME/agentic-rubrics/repos``, else ``~/.cache/agentic-rubrics/repos`` — for
+    root ``/var/cache/agentic-rubrics/repos``: root's home is closed to the unprivileged user the
+    sandbox runs as, which must read the cached trees it lays its writable layer over."""
     xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
-    return base / "agentic-rubrics" / "repos"
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "agentic-rubrics" / "repos"
+    if os.geteuid() == 0:
+        return Path("/var/cache/agentic-rubrics/repos")
+    return Path.home() / ".cache" / "agentic-rubrics" / "repos"
 
 
 class RepoConfig(BaseModel):
@@ -78,8 +90,10 @@ class RepoConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    url_template: str = DEFAULT_URL_TEMPLATE
-    """Clone URL of a task's ``repo``, with ``{repo}`` (owner/name), ``{owner}``, ``{name}`` fields."""
+    url_template: str | None = DEFAULT_URL_TEMPLATE
+    """Clone URL of a task's ``repo``, with ``{repo}`` (owner/name), ``{owner}``, ``{name}`` fields;
+    ``None`` (``--repo-url none``): nothing is fetched, and a task without ``repo_path`` is explored
+    without its repository (the static explorer then writes the issue-only rubric)."""
     cache_dir: Path | None = None
     """The cache folder (bare repositories and exported trees); None: the user's cache folder."""
     fetch_timeout: float = Field(900.0, gt=0)
@@ -93,9 +107,18 @@ class RepoConfig(BaseModel):
     durable: bool = True
     """Flush exported files to disk before they are published (safe against power cuts)."""
 
+    @field_serializer("url_template")
+    def _public_template(self, value: str | None, info: SerializationInfo) -> str | None:
+        # config.json and reports never hold a token; a worker process gets it (context secrets)
+        if value is None or (info.context or {}).get("secrets"):
+            return value
+        return redact_url(value)
+
     @field_validator("url_template")
     @classmethod
-    def _template(cls, value: str) -> str:
+    def _template(cls, value: str | None) -> str | None:
+        if value is None or value.strip().lower() in ("", "none"):
+            return None
         try:
             UrlTemplate(value)
         except ConfigError as exc:
@@ -166,6 +189,13 @@ class RepoCache:
 
     @classmethod
     def from_config(cls, config: RepoConfig) -> RepoCache:
+        """The cache a configuration names (it must have a ``url_template``).
+
+        Raises:
+            RepoError: git is not installed.
+        """
+        if config.url_template is None:
+            raise ConfigError("repository fetching is off (repos.url_template is none)")
         return cls(
             config.cache_dir,
             config.url_template,

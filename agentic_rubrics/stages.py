@@ -18,8 +18,15 @@ from typing import Any
 from agentic_rubrics import Judge
 from agentic_rubrics.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, safe_name
-from agentic_rubrics.exceptions import AgenticRubricsError, JudgeError, ModelError, RubricError
+from agentic_rubrics.exceptions import (
+    AgenticRubricsError,
+    JudgeError,
+    ModelError,
+    RepoError,
+    RubricError,
+)
 from agentic_rubrics.patch import is_empty_patch, patch_hash
+from agentic_rubrics.repos import RepoTree
 from agentic_rubrics.rerank import patch_features, self_consistency_ranking
 from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml
 from agentic_rubrics.types import SCHEMA, Rubric, Task
@@ -206,7 +213,17 @@ async def _explore(
 
     cfg = ctx.config.explorer
     local = cfg.sandbox.type in ("auto", "bubblewrap", "local-copy", "swerex-local")
-    needs_sandbox = cfg.uses_sandbox and not (local and not task.repo_path)
+    tree: RepoTree | None = None
+    if cfg.uses_sandbox and local:
+        try:
+            tree = await asyncio.to_thread(ctx.repository, task)
+        except RepoError as exc:
+            log.warning("%s: no repository: %s", task.instance_id, exc)
+            failed = {"status": "failed", "reason": f"no_repository:{exc.reason}"}
+            return None, [], {**status, **failed}, None
+        if tree is not None:
+            status["repository"] = tree.record()
+    needs_sandbox = cfg.uses_sandbox and not (local and tree is None)
     if cfg.kind == "agent" and not needs_sandbox:
         return None, [], {**status, "status": "failed", "reason": "no_repository"}, None
     sandbox: Any = None
@@ -216,7 +233,8 @@ async def _explore(
                 sandbox = await open_sandbox(
                     cfg.sandbox,
                     instance_id=task.instance_id,
-                    repo_path=task.repo_path,
+                    repo_path=str(tree.path) if tree is not None else task.repo_path,
+                    shared_tree=tree is not None and tree.source == "cache",
                     model_commands=cfg.kind == "agent",
                     allow_unisolated=cfg.allow_unisolated,
                 )
@@ -372,7 +390,10 @@ async def compute_task(
         "explorer": config.explorer.kind if config.rubrics_dir is None else "reused",
         "judge": ctx.judge.name,
         "repeats": repeats,
-        "rubric": {k: status.get(k) for k in ("status", "reason", "hash", "source", "items")},
+        "rubric": {
+            **{k: status.get(k) for k in ("status", "reason", "hash", "source", "items")},
+            "repository": _repository_summary(status),
+        },
         "candidates": [
             {
                 "id": c.id,
@@ -389,3 +410,13 @@ async def compute_task(
         "seconds": round(time.monotonic() - started, 3),
     }
     return TaskOutcome(rubric_outcome, rows, progress)
+
+
+def _repository_summary(status: dict[str, Any]) -> str:
+    """Where the explorer's tree came from: ``fetched``, ``cache``, ``repo_path`` or ``none``."""
+    repo = status.get("repository")
+    if not isinstance(repo, dict):
+        return "none"
+    if repo.get("source") == "repo_path":
+        return "repo_path"
+    return "cache" if repo.get("cached") else "fetched"

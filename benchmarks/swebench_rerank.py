@@ -213,6 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)"
     )
+    parser.add_argument(
+        "--repo-url",
+        default="none",
+        help="fetch each instance's repository from this URL template ({repo}, {owner}, {name});"
+        " none (default): the issue-only static rubric",
+    )
+    parser.add_argument("--repo-cache", type=Path, help="the repository cache folder")
     args = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -238,6 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         {
             "bootstrap_resamples": 0,
             "selectors": ["offline", "rubric", "self_consistency", "random"],
+            "repos": {
+                "url_template": args.repo_url,
+                "cache_dir": str(args.repo_cache) if args.repo_cache else None,
+            },
         },
     )
     run(tasks_file, static_dir, config, restart=True)
@@ -297,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         "options": vars(options),
         "dropped": pool.dropped,
         "excluded_instances": len(excluded),
+        "repositories": "fetched" if config.repos.url_template else "none (issue-only rubric)",
         "methods": methods,
         "ablation_offline": ablation,
         "sanity": sanity(tasks, pool.gold, policy),
@@ -316,8 +328,19 @@ def llm_methods(
     """The model-backed methods, through the pipeline like a user would run them."""
     out: dict[str, Any] = {}
     model = {"model": args.model, "api_base": args.api_base}
-    runs = {"llm_rubric": {"explorer": {"kind": "issue-only", "model": model}}}
-    if args.repo_root:
+    fetched = {
+        "url_template": args.repo_url,
+        "cache_dir": str(args.repo_cache) if args.repo_cache else None,
+    }
+    runs: dict[str, dict[str, Any]] = {
+        "llm_rubric": {
+            "explorer": {"kind": "issue-only", "model": model},
+            "repos": {"url_template": "none"},
+        }
+    }
+    if args.repo_url.strip().lower() not in ("", "none") and not args.repo_root:
+        runs["agentic_rubric"] = {"explorer": {"kind": "agent", "model": model}, "repos": fetched}
+    elif args.repo_root:
         with_repos = work / "tasks_with_repos.jsonl"
         rows = [json.loads(line) for line in tasks_file.read_text().splitlines() if line.strip()]
         for r in rows:

@@ -210,7 +210,7 @@ def test_scores_do_not_depend_on_evaluation_fields_or_sources(tmp_path: Path) ->
             c["source"] = "anonymous"
     stripped = tmp_path / "stripped.jsonl"
     stripped.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    config = load_config(None, {"bootstrap_resamples": 0})
+    config = load_config(None, {"bootstrap_resamples": 0, "repos": {"url_template": "none"}})
     a = run(full, tmp_path / "a", config)
     b = run(stripped, tmp_path / "b", config)
     assert a is not None and b is not None

@@ -319,7 +319,8 @@ def test_url_template_fields_and_defaults(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert default_cache_dir() == tmp_path / "xdg" / "agentic-rubrics" / "repos"
     monkeypatch.setenv("XDG_CACHE_HOME", "relative")
-    assert default_cache_dir() == Path.home() / ".cache" / "agentic-rubrics" / "repos"
+    home = Path("/var/cache") if os.geteuid() == 0 else Path.home() / ".cache"
+    assert default_cache_dir() == home / "agentic-rubrics" / "repos"
     cfg = RepoConfig(url_template="file:///m/{owner}__{name}.git", cache_dir=tmp_path / "c")
     assert RepoCache.from_config(cfg).root == tmp_path / "c"
 

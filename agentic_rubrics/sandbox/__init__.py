@@ -104,8 +104,12 @@ async def open_sandbox(
     repo_path: str | None,
     model_commands: bool,
     allow_unisolated: bool = False,
+    shared_tree: bool = False,
 ) -> Any:
     """Create and start the sandbox a configuration names, for one task.
+
+    ``shared_tree``: ``repo_path`` is a read-only tree no one writes to (a cached export): the
+    bubblewrap sandbox lays its writable layer over it instead of copying it.
 
     ``model_commands``: a model chooses the commands (the agent explorer), so an unisolated sandbox
     needs ``allow_unisolated``.
@@ -147,7 +151,9 @@ async def open_sandbox(
     if kind == "bubblewrap":
         assert repo_path is not None
         return await asyncio.to_thread(
-            functools.partial(BubblewrapSandbox, Path(repo_path), **config.limits())
+            functools.partial(
+                BubblewrapSandbox, Path(repo_path), shared=shared_tree, **config.limits()
+            )
         )
     if kind == "local-copy":
         assert repo_path is not None

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import logging
 import posixpath
 import shutil
 import subprocess
@@ -30,9 +31,11 @@ import tempfile
 from pathlib import Path
 
 from agentic_rubrics.exceptions import SandboxError
-from agentic_rubrics.sandbox.holder import Holder, host_user
+from agentic_rubrics.sandbox.holder import HOST_UID, Holder, host_user, reachable
 from agentic_rubrics.sandbox.local import WorkspaceCopy, clean_env, run_capped
 from agentic_rubrics.types import CommandResult
+
+log = logging.getLogger(__name__)
 
 WORKSPACE = "/workspace"
 HOME = "/home/sandbox"
@@ -73,6 +76,17 @@ def bwrap_argv(workspace: Path, home: Path, *, max_tmp_bytes: int) -> list[str]:
     for key, value in env.items():
         argv += ["--setenv", key, value]
     return [*argv, "bash", "-c", _WRAPPER, "sandbox"]
+
+
+@functools.lru_cache(maxsize=64)
+def _warn_unreachable(tree: Path) -> None:
+    log.warning(
+        "the sandbox's unprivileged host user (uid %d) cannot reach %s: each sandbox copies the"
+        " tree instead of laying its writable layer over it (slower on big repositories); keep"
+        " the repository cache in a folder every user may walk through (--repo-cache)",
+        HOST_UID,
+        tree,
+    )
 
 
 def _missing_tools() -> str | None:
@@ -116,6 +130,11 @@ class BubblewrapSandbox(WorkspaceCopy):
 
     Args:
         repo_dir: the repository (copied once; the copy is the overlay's read-only lower layer).
+        shared: ``repo_dir`` is a tree no one writes to (a cached export at a base commit, no
+            ``.git``): it is the overlay's lower layer as it is, so nothing is copied. Its files keep
+            their modes (the cache's are read-only): commands read them and write new files at the
+            workspace's top, in ``/tmp`` and in their home; changing a repository file needs a
+            ``chmod`` first (as the owner) or fails where the tree belongs to another user.
         max_write_bytes: what commands may write in all, workspace and home together.
         max_tmp_bytes: the size of each command's private ``/tmp``.
         max_processes: processes (and threads) one command may have at once.
@@ -129,6 +148,7 @@ class BubblewrapSandbox(WorkspaceCopy):
         repo_dir: Path,
         *,
         copy_git: bool = False,
+        shared: bool = False,
         max_write_bytes: int = 256 * MIB,
         max_tmp_bytes: int = 256 * MIB,
         max_processes: int = 256,
@@ -136,11 +156,14 @@ class BubblewrapSandbox(WorkspaceCopy):
     ) -> None:
         if not _probe and (problem := bwrap_problem()) is not None:
             raise SandboxError(problem)
-        super().__init__(repo_dir, copy_git=copy_git)
+        if shared and not reachable(repo_dir):
+            _warn_unreachable(repo_dir)
+            shared = False
+        super().__init__(repo_dir, copy_git=copy_git, copy=not shared)
         self.max_processes = max_processes
         self._max_tmp_bytes = max_tmp_bytes
         try:
-            self.holder = Holder(self._tmp, self.root, size=max_write_bytes)
+            self.holder = Holder(self._tmp, self.root, size=max_write_bytes, own_lower=not shared)
         except SandboxError:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise

@@ -59,10 +59,29 @@ def _give_away(root: Path) -> None:
             os.lchown(Path(folder, name), HOST_UID, HOST_UID)
 
 
+def reachable(tree: Path) -> bool:
+    """Whether the holder can use ``tree`` as it is: always when not root; when root, whether
+    :data:`HOST_UID` may walk every folder down to it and read it (``/root/...`` it may not)."""
+    if os.geteuid() != 0:
+        return True
+    path = tree.resolve()
+    for folder in [*reversed(path.parents), path]:
+        try:
+            info = folder.stat()
+        except OSError:
+            return False
+        need = 0o005 if folder == path else 0o001  # others: search on the way, read at the end
+        if info.st_uid != HOST_UID and info.st_mode & need != need:
+            return False
+    return True
+
+
 class Holder:
     """The namespace holding one sandbox's writable layer (``workspace`` and ``home``)."""
 
-    def __init__(self, tmp: Path, lower: Path, *, size: int) -> None:
+    def __init__(self, tmp: Path, lower: Path, *, size: int, own_lower: bool = True) -> None:
+        """``own_lower``: ``lower`` is this sandbox's own copy, handed to :data:`HOST_UID` when
+        running as root; a shared tree is only read (see :func:`reachable`)."""
         if size < 1 << 20:
             raise SandboxError(f"the sandbox's write cap must be at least 1 MiB, got {size} bytes")
         cap, self.workspace = tmp / "cap", tmp / "workspace"
@@ -71,7 +90,8 @@ class Holder:
         self.workspace.mkdir()
         if os.geteuid() == 0:
             tmp.chmod(0o711)  # HOST_UID must reach the copy and the mount points
-            _give_away(lower)
+            if own_lower:
+                _give_away(lower)
             for folder in (cap, self.workspace):
                 os.chown(folder, HOST_UID, HOST_UID)
         argv = ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"]
@@ -97,9 +117,12 @@ class Holder:
         ready, _, _ = select.select([self._proc.stdout], [], [], _START_SECONDS)
         line = self._proc.stdout.readline() if ready else b""
         if line.strip() != b"ready":
-            self.stop()
             assert self._proc.stderr is not None
+            if self._proc.poll() is None:  # no answer in time: stop it, then read what it said
+                self._proc.kill()
+                self._proc.wait()
             err = self._proc.stderr.read().decode(errors="replace").strip()[:300]
+            self.stop()
             raise SandboxError(
                 "cannot give the sandbox a capped writable layer (a user and mount namespace with"
                 f" tmpfs and overlay): {err or 'no answer'}"

@@ -115,10 +115,14 @@ class WorkspaceCopy:
     kind = "copy"
     isolated = False
 
-    def __init__(self, repo_dir: Path, *, copy_git: bool = False) -> None:
+    def __init__(self, repo_dir: Path, *, copy_git: bool = False, copy: bool = True) -> None:
         if not repo_dir.is_dir():
             raise SandboxError(f"repository folder {repo_dir} does not exist")
         self._tmp = Path(tempfile.mkdtemp(prefix="agentic-rubrics-"))
+        if not copy:  # a read-only tree that a layer above keeps untouched (the bubblewrap overlay)
+            self.root = repo_dir
+            self._finish()
+            return
         self.root = self._tmp / "repo"
 
         def ignore(folder: str, names: list[str]) -> set[str]:
@@ -130,6 +134,9 @@ class WorkspaceCopy:
         except OSError as exc:
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise SandboxError(f"cannot copy {repo_dir}: {exc}") from exc
+        self._finish()
+
+    def _finish(self) -> None:
         (self._tmp / "home").mkdir()
         self.env = clean_env(self._tmp / "home")
         self.workdir = str(self.root)
