@@ -245,6 +245,7 @@ def read_reply(
 
 _FAILURE_REASON = {
     "transient": "provider_error",
+    "bad_params": "provider_error",
     "bad_request": "provider_error",
     "context_window": "context_window",
     "refusal": "refusal",

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -31,14 +31,18 @@ from pydantic import (
     field_serializer,
 )
 
-from agentic_rubrics.exceptions import ModelError
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm_cache import ResponseCache
-from agentic_rubrics.llm_errors import CallFailed, classify
-from agentic_rubrics.llm_reply import to_completion
+from agentic_rubrics.llm_errors import CallFailed, PhaseGuard, classify
+from agentic_rubrics.llm_reply import redact_completion, to_completion
 from agentic_rubrics.redaction import Redactor, redact_url, split_credentials, url_secrets
 from agentic_rubrics.text import clean_value, has_lone_surrogates
 from agentic_rubrics.types import Completion
+
+if TYPE_CHECKING:
+    from agentic_rubrics.llm_params import ModelTraits
+
+ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 __all__ = [
     "LLM",
@@ -105,11 +109,23 @@ class LLMConfig(BaseModel):
     concurrency: int = Field(default=16, ge=1)
     """Calls in flight at once, shared by all tasks of a run."""
     temperature: float | None = 0.0
-    """Sampling temperature (None: the provider's default)."""
+    """Sampling temperature (None: the provider's default). Not sent when the model reasons (see
+    ``reasoning_effort``): reasoning models accept only their provider's default."""
     max_tokens: int | None = Field(default=4096, ge=1)
-    """Cap on the reply length."""
+    """Cap on the answer's length; when the model reasons, the reasoning reserve comes on top."""
+    reasoning_effort: ReasoningEffort | None = None
+    """Sent as litellm's ``reasoning_effort`` (``None``: not sent; the provider's default). For
+    Anthropic models litellm turns it into extended thinking with a budget; ``none`` turns reasoning
+    off where the model allows it."""
+    reasoning_tokens: int | None = Field(default=None, ge=1)
+    """Tokens reserved for reasoning on top of ``max_tokens`` when the model reasons (``None``: by
+    ``reasoning_effort``, 16,384 at the default effort). Setting it also marks a model litellm does not
+    know as reasoning (a local model that thinks aloud in ``<think>`` blocks)."""
+    context_tokens: int | None = Field(default=None, ge=1024)
+    """The model's context window in tokens, where litellm does not know it (a local server;
+    ``None``: litellm's ``max_input_tokens``, else 32,768). The agent keeps its conversation within it."""
     extra_params: dict[str, Any] = Field(default_factory=dict)
-    """Passed through to litellm unchanged (e.g. ``top_p``, ``reasoning_effort``)."""
+    """Passed through to litellm unchanged (e.g. ``top_p``, ``thinking``)."""
     input_cost_per_token: float | None = Field(default=None, ge=0)
     """Price this model (dollars per prompt token) where litellm does not know it, e.g. a local server."""
     output_cost_per_token: float | None = Field(default=None, ge=0)
@@ -123,12 +139,6 @@ class LLMConfig(BaseModel):
         if value is None or (info.context or {}).get("secrets"):
             return value
         return redact_url(value)
-
-    def semantic_params(self) -> dict[str, Any]:
-        """The parameters that change an answer (part of the cache key and the config hash)."""
-        params: dict[str, Any] = {"temperature": self.temperature, "max_tokens": self.max_tokens}
-        params.update(self.extra_params)
-        return {k: v for k, v in sorted(params.items()) if v is not None}
 
 
 # --------------------------------------------------------------------------- the door
@@ -173,6 +183,7 @@ class LLM:
         self._pool: Any = None
         self._priced = False
         self.requests_sent = 0
+        self.guard = PhaseGuard(config.model)
 
     @property
     def slot_key(self) -> str:
@@ -271,6 +282,19 @@ class LLM:
             raise classify(exc) from exc
         return to_completion(response, litellm, kwargs["model"])
 
+    @property
+    def traits(self) -> ModelTraits:
+        """What litellm knows about this model (parameters, reasoning, tool calls, context window)."""
+        from agentic_rubrics.llm_params import model_traits
+
+        return model_traits(self.config.model)
+
+    def params(self, *, answer_tokens: int | None = None, **extra: Any) -> dict[str, Any]:
+        """The parameters one call sends, shaped for this model (see :mod:`agentic_rubrics.llm_params`)."""
+        from agentic_rubrics.llm_params import call_params
+
+        return call_params(self.config, self.traits, answer_tokens=answer_tokens, **extra)
+
     async def complete(
         self,
         messages: list[dict[str, Any]],
@@ -278,18 +302,25 @@ class LLM:
         repeat: int = 0,
         phase: str = "judge",
         task: str = "",
+        answer_tokens: int | None = None,
         **params: Any,
     ) -> Completion:
         """One chat completion, from the cache or the provider.
 
+        ``answer_tokens`` replaces ``max_tokens`` as the answer's own budget (room for reasoning comes on
+        top when the model reasons); ``params`` (``logprobs``, ``tools`` ...) are sent where litellm maps
+        them for this model.
+
         Raises:
-            ModelError: authentication failed or the model does not exist (the run cannot go on).
+            ModelError: authentication failed, the model does not exist, or the first calls of this
+                phase were refused for their parameters or configuration (the run cannot go on).
             BudgetExceeded: the run's cost limit is reached; no call was started.
             CallFailed: this call failed (after bounded retries for transient failures).
         """
         from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-        merged = {**self.config.semantic_params(), **params}
+        self.guard.check()  # a model found unusable is not asked again
+        merged = self.params(answer_tokens=answer_tokens, **params)
         if any(has_lone_surrogates(str(m.get("content") or "")) for m in messages):
             # undecodable bytes (from a repository file, say) cannot be sent as JSON: replace them
             messages = clean_value(messages)
@@ -312,6 +343,7 @@ class LLM:
             return float(min(self.config.backoff_max, base * (0.5 + _jitter())))
 
         async with self.limiter.slot(self.slot_key):
+            self.guard.check()  # found unusable while this call waited for its slot
             await self.limiter.check_budget()
             try:
                 async for attempt in AsyncRetrying(
@@ -325,18 +357,11 @@ class LLM:
                         completion = await self._send(kwargs)
             except CallFailed as failure:
                 self.ledger.record(phase, task, None, failed=True)
-                if failure.kind == "auth":
-                    raise ModelError(
-                        f"authentication failed for model {self.config.model!r}: {failure}. Set the"
-                        " provider's API key in the environment or pass --api-key; for a local"
-                        " server pass --api-base."
-                    ) from failure
-                if failure.kind == "unknown_model":
-                    raise ModelError(
-                        f"model {self.config.model!r} is unknown to the provider or to litellm:"
-                        f" {failure}. Check the model string (provider/model) and --api-base."
-                    ) from failure
+                fatal = self.guard.failed(failure, phase)
+                if fatal is not None:
+                    raise fatal from failure
                 raise
+            self.guard.answered(phase)
             # counted before the slot is released, so the next call sees this one's cost
             self.ledger.record(phase, task, completion.usage)
             if completion.usage.cost_usd:
@@ -348,16 +373,7 @@ class LLM:
         return completion
 
     def _redacted(self, completion: Completion) -> Completion:
-        """The reply with secrets replaced; its token log-probabilities dropped if they spelled one."""
-        content = completion.content
-        clean = self.redactor.text(content) if content is not None else None
-        refusal = completion.refusal
-        update: dict[str, Any] = {}
-        if clean != content:
-            update.update(content=clean, logprobs=None)
-        if refusal is not None and (clean_refusal := self.redactor.text(refusal)) != refusal:
-            update["refusal"] = clean_refusal
-        return completion.model_copy(update=update) if update else completion
+        return redact_completion(completion, self.redactor)
 
     async def aclose(self) -> None:
         """Stop worker processes, if any, and close the cache segment."""

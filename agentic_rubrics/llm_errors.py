@@ -1,4 +1,10 @@
-"""How the LLM door classifies failures: retry (transient), abort the run, or fail one call."""
+"""How the LLM door classifies failures: retry (transient), abort the run, or fail one call.
+
+A model that cannot be used as configured stops the run early: :class:`PhaseGuard` turns the first
+refusals of a phase (a parameter the model does not take, a configuration the provider rejects) into a
+:class:`~agentic_rubrics.exceptions.ModelError` that quotes the provider and names the setting to
+change, before the rest of the phase is spent on answers that would all be missing.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +14,11 @@ import re
 import time
 from typing import Literal
 
+from agentic_rubrics.exceptions import ModelError
+
 FailureKind = Literal[
-    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_request", "budget",
-    "empty_reply",
+    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_params", "bad_request",
+    "budget", "empty_reply",
 ]  # fmt: skip
 
 
@@ -116,4 +124,89 @@ def classify(exc: BaseException) -> CallFailed:
     status = getattr(exc, "status_code", None)
     if names & transient or (isinstance(status, int) and status >= 500):
         return CallFailed("transient", f"{name}: {short}", retry_after=_retry_after(exc))
+    if "UnsupportedParamsError" in names or _PARAMS.search(lower):
+        return CallFailed("bad_params", f"{name}: {short}")
     return CallFailed("bad_request", f"{name}: {short}")
+
+
+# what providers say when a request's parameters, not its content, are wrong (OpenAI's
+# "Unsupported parameter: 'temperature'", Anthropic's "`temperature` may only be set to 1 when thinking
+# is enabled", litellm's own "does not support temperature=0.0" ...)
+_PARAMS = re.compile(
+    r"unsupported (?:param|value)|unsupportedparams|not supported with this model|does(?:n't| not)"
+    r" support (?:temperature|param|the param|max_tokens|logprobs|tools)|may only be set to"
+    r"|must be greater than `?thinking|budget_tokens|unrecognized request argument"
+    r"|extra inputs are not permitted|reasoning_effort|max_completion_tokens"
+)
+_SETTINGS = (
+    (("temperature", "top_p"), "set {s}.temperature to null (reasoning models take only their"
+     " provider's default; if litellm does not know this one reasons, also set {s}.reasoning_effort)"),
+    (("budget_tokens", "thinking", "reasoning_effort"), "change {s}.reasoning_effort, or the"
+     " thinking entry of {s}.extra_params"),
+    (("max_completion_tokens", "max_tokens"), "change {s}.max_tokens or {s}.reasoning_tokens"),
+    (("logprobs",), "leave patch_classifier out of --selectors"),
+    (("tools", "tool_choice", "function"), "set explorer.tool_calls to text"),
+)  # fmt: skip
+EARLY_STOP_AFTER = 3
+"""Refused calls (other than for their parameters) at the start of a phase, none answered, that stop
+the run: a provider refusing every request is misconfigured, not unlucky."""
+
+
+def setting_hint(message: str, phase: str) -> str:
+    """The setting to change for a provider's refusal, by the parameter its message names."""
+    section = "explorer.model" if phase == "explore" else "judge.model"
+    lower = message.lower()
+    for names, setting in _SETTINGS:
+        if any(n in lower for n in names):
+            return f"To fix it, {setting.format(s=section)} in the YAML given to --config."
+    return f"Check {section}.extra_params and the model string (provider/model) in --config."
+
+
+class PhaseGuard:
+    """Turns failures that no retry can fix into a :class:`ModelError` that stops the run.
+
+    Authentication and unknown models stop it at once. So does a refusal for the request's parameters
+    when no call of that phase has been answered yet (every call of a phase sends the same
+    parameters), and :data:`EARLY_STOP_AFTER` refusals of any other kind at the start of a phase.
+    Once stopped, every later call raises the same error without being sent.
+    """
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self._answered: set[str] = set()
+        self._refused: dict[str, int] = {}
+        self.stopped: ModelError | None = None
+
+    def check(self) -> None:
+        """Raise the stop, if there was one."""
+        if self.stopped is not None:
+            raise self.stopped
+
+    def answered(self, phase: str) -> None:
+        """A call of ``phase`` got an answer: later refusals there are about one call only."""
+        self._answered.add(phase)
+
+    def failed(self, failure: CallFailed, phase: str) -> ModelError | None:
+        """The error that stops the run for this failure, or ``None`` (only this call failed)."""
+        if failure.kind == "auth":
+            return ModelError(
+                f"authentication failed for model {self.model!r}: {failure}. Set the provider's API"
+                " key in the environment or pass --api-key; for a local server pass --api-base."
+            )
+        if failure.kind == "unknown_model":
+            return ModelError(
+                f"model {self.model!r} is unknown to the provider or to litellm: {failure}. Check the"
+                " model string (provider/model) and --api-base."
+            )
+        if failure.kind not in ("bad_params", "bad_request") or phase in self._answered:
+            return None
+        refused = self._refused[phase] = self._refused.get(phase, 0) + 1
+        if failure.kind == "bad_request" and refused < EARLY_STOP_AFTER:
+            return None
+        what = "its parameters" if failure.kind == "bad_params" else f"{refused} requests in a row"
+        self.stopped = ModelError(
+            f"model {self.model!r} cannot be used as configured: the first {phase} calls were"
+            f" refused ({what}), so the run stops before spending on the rest. The provider said:"
+            f" {failure} {setting_hint(str(failure), phase)}"
+        )
+        return self.stopped

@@ -159,6 +159,10 @@ def yes_probability(completion: Completion) -> float | None:
     return 1.0 if match.group(1).upper() == "YES" else 0.0
 
 
+CLASSIFIER_ANSWER_TOKENS = 32
+"""The classifier's answer budget ("YES 0.8" and a little slack), before any reasoning reserve."""
+
+
 class PatchClassifier:
     """The patch-classifier baseline: the model judges a patch from the issue alone (no rubric)."""
 
@@ -181,10 +185,11 @@ class PatchClassifier:
                 messages,
                 phase="classifier",
                 task=task,
+                # the answer is one short line; a reasoning model gets its reasoning reserve on top
+                answer_tokens=CLASSIFIER_ANSWER_TOKENS,
+                # sent where litellm says the model returns them; else the written probability is read
                 logprobs=True,
                 top_logprobs=5,
-                max_tokens=16,
-                drop_params=True,  # providers without logprobs: fall back to the written answer
             )
         except (CallFailed, BudgetExceeded):
             return None

@@ -447,6 +447,21 @@ class Completion(_Frozen):
     """Tokens and cost."""
     logprobs: list[dict[str, Any]] | None = None
     """Token log-probabilities where the provider returns them."""
+    tool_calls: list[ToolCall] | None = None
+    """Native tool calls the model made (untrusted: names and arguments as it wrote them)."""
+    thinking_blocks: list[dict[str, str]] | None = None
+    """Signed thinking blocks (Anthropic), sent back unchanged with the next turn of a tool loop."""
+
+
+class ToolCall(_Frozen):
+    """One native tool call of a reply, as the model wrote it."""
+
+    id: str
+    """The call's id, echoed by the tool's answer."""
+    name: str
+    """The tool the model named."""
+    arguments: str
+    """Its arguments: JSON text, unparsed (it is the model's, hence untrusted)."""
 
 
 class CommandResult(_Frozen):

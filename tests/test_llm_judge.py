@@ -123,7 +123,13 @@ def test_rate_limit_with_retry_after_then_success() -> None:
         (lambda b, n: Reply(content='{"SA1": 1, "SA2": 1', finish_reason="length"), "truncated", 1),
         (lambda b, n: Reply(content=None, refusal="I can't help with that."), "refusal", 1),
         (lambda b, n: Reply(content="", finish_reason="content_filter"), "refusal", 1),
-        (lambda b, n: Reply(status=400, error="Unsupported parameter: foo"), "provider_error", 1),
+        # a refusal of this one request's content (a refusal of the parameters stops the run instead:
+        # test_model_early_stop.py)
+        (
+            lambda b, n: Reply(status=400, error="Invalid content in messages[1]"),
+            "provider_error",
+            1,
+        ),
         (
             lambda b, n: Reply(
                 status=400, error="This model's maximum context length is 8192 tokens"

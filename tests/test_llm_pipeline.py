@@ -287,7 +287,7 @@ def test_patch_classifier_selector(tmp_path: Path) -> None:
         )
         report = run(tasks, tmp_path / "out", config)
         classifier = [r for r in srv.requests if r.get("logprobs")]
-        assert len(classifier) == 2 * 2 and all(r["max_tokens"] == 16 for r in classifier)
+        assert len(classifier) == 2 * 2 and all(r["max_tokens"] == 32 for r in classifier)
     assert report is not None
     assert list(report["selectors"]) == ["rubric", "self_consistency", "random", "patch_classifier"]
     values = rows(tmp_path / "out" / "progress.jsonl")[0]["baselines"]["patch_classifier"]

@@ -1,0 +1,115 @@
+"""What the shipped fakes answer: scripted replies, and the reply of a judge that answers every item."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """What the fake server (or provider) answers to one request.
+
+    ``action`` ``"hang"`` never answers (until the server stops); ``"drop"`` closes the connection
+    without a response. ``status`` other than 200 sends ``error`` as an OpenAI-style error body.
+    ``raw`` replaces the body the server would build (malformed JSON, ``"choices": []`` ...);
+    ``trickle`` sends the body one byte every ``trickle`` seconds (the loopback server only).
+    """
+
+    content: str | None = ""
+    finish_reason: str = "stop"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    error: str = "scripted error"
+    refusal: str | None = None
+    action: str | None = None
+    prompt_tokens: int = 100
+    completion_tokens: int = 20
+    logprobs: list[Any] | None = None
+    raw: str | bytes | None = None
+    trickle: float = 0.0
+    tool_calls: list[dict[str, Any]] | None = None
+    """Native tool calls, each ``{"name", "arguments"}`` (arguments a dict or a JSON string; ``id``
+    optional)."""
+    reasoning: str | None = None
+    """Reasoning shown apart from the answer: ``reasoning_content`` in the OpenAI shape, a thinking
+    block from the Anthropic server."""
+
+
+Script = Callable[[dict[str, Any], int], Reply]
+"""``script(request_body, request_number)`` -> the reply; request numbers start at 0."""
+
+_ITEM_IDS = re.compile(r"Answer for exactly these item ids: (\[[^\n]*\])")
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """A chat message's text, whether its content is a string or a list of blocks (Anthropic)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content or "")
+
+
+def requested_ids(body: dict[str, Any]) -> list[str]:
+    """The item ids a judge prompt asks about (the judge template lists them as a JSON list)."""
+    text = message_text((body.get("messages") or [{}])[-1])
+    found = _ITEM_IDS.findall(text)
+    if not found:
+        return []
+    ids = json.loads(found[-1])
+    return [str(i) for i in ids]
+
+
+def judge_answer(value: int | Callable[[str], Any] = 1, *, fenced: bool = True) -> Script:
+    """A script answering every requested item with ``value`` (or ``value(item_id)``), as JSON."""
+
+    def script(body: dict[str, Any], _: int) -> Reply:
+        answer = {i: value(i) if callable(value) else value for i in requested_ids(body)}
+        text = json.dumps(answer)
+        return Reply(content=f"Verdicts:\n```json\n{text}\n```" if fenced else text)
+
+    return script
+
+
+def completion_body(reply: Reply, model: str) -> dict[str, Any]:
+    """An OpenAI chat.completion response body for ``reply``."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+    if reply.refusal is not None:
+        message["refusal"] = reply.refusal
+    if reply.reasoning is not None:
+        message["reasoning_content"] = reply.reasoning
+    finish = reply.finish_reason
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.get("id") or f"call_{n}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": _arguments(call)},
+            }
+            for n, call in enumerate(reply.tool_calls)
+        ]
+        finish = "tool_calls" if finish == "stop" else finish
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+    if reply.logprobs is not None:
+        choice["logprobs"] = {"content": reply.logprobs}
+    return {
+        "id": "chatcmpl-loopback",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [choice],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+        },
+    }
+
+
+def _arguments(call: dict[str, Any]) -> str:
+    args = call.get("arguments", {})
+    return args if isinstance(args, str) else json.dumps(args)
