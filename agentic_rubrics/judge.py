@@ -44,6 +44,9 @@ class JudgeConfig(BaseModel):
     """Times each candidate is judged; the verdict is the majority, a tie is ``split_vote``."""
     concurrency: int = Field(default=16, ge=1)
     """Candidates of one task judged at the same time (the model's own limit applies on top)."""
+    answer_form: Literal["json", "reasoning"] = "json"
+    """``json``: the paper's judge, asked for one JSON object and nothing else; ``reasoning``: the
+    judge may reason before the object. Each form has its own prompt hash in the judge's name."""
 
 
 def missing_verdicts(
@@ -268,7 +271,9 @@ class LLMJudge:
         self.config = config
         self.seed = seed
         self.prompt: Prompt = load_prompt("judge")
-        self.name = f"{llm.name} + {self.prompt.ref}"
+        self.reasoning = config.answer_form == "reasoning"
+        ref = self.prompt.variant_ref(reasoning=True) if self.reasoning else self.prompt.ref
+        self.name = f"{llm.name} + {ref}"
         self.extra_ids = 0
 
     def _order(self, items: list[tuple[Axis, RubricItem]], patch: str, repeat: int) -> None:
@@ -290,6 +295,7 @@ class LLMJudge:
             ],
             patch=patch,
             item_ids=ids,
+            reasoning=self.reasoning,
         )
         try:
             completion = await self.llm.complete(messages, repeat=repeat, phase="judge", task=task)

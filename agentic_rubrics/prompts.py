@@ -11,6 +11,7 @@ or, in a checkout, in the top-level ``prompts/`` folder.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -76,6 +77,18 @@ class Prompt:
     def ref(self) -> str:
         """``name@hash`` as recorded in records."""
         return f"{self.name}@{self.hash[:23]}"
+
+    def variant_hash(self, **choices: Any) -> str:
+        """The hash of the template as rendered with these choices (a form chosen by configuration):
+        the file's own hash when there are none, else a hash over the file and the choices."""
+        if not choices:
+            return self.hash
+        blob = self.source + "\n#variant " + json.dumps(choices, sort_keys=True)
+        return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
+
+    def variant_ref(self, **choices: Any) -> str:
+        """``name@hash`` of a variant, as recorded in records."""
+        return f"{self.name}@{self.variant_hash(**choices)[:23]}"
 
     def render(self, part: str, **variables: Any) -> str:
         """Render one part (e.g. ``system`` or ``user``) with StrictUndefined."""

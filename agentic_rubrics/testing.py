@@ -22,6 +22,7 @@ import argparse
 import time
 from typing import Any
 
+from agentic_rubrics.testing_agent import fake_model
 from agentic_rubrics.testing_anthropic import AnthropicServer
 from agentic_rubrics.testing_provider import register_script, scripted_calls
 from agentic_rubrics.testing_replies import (
@@ -40,6 +41,7 @@ __all__ = [
     "Reply",
     "Script",
     "completion_body",
+    "fake_model",
     "judge_answer",
     "main",
     "message_text",
@@ -70,14 +72,15 @@ def serve_in_subprocess(latency: float = 0.0) -> tuple[Any, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m agentic_rubrics.testing serve``: a loopback server answering judge prompts with 1."""
+    """``python -m agentic_rubrics.testing serve``: a loopback server that plays every role of a run
+    (rubric agent, issue-only writer, judge answering ``--value``, classifier)."""
     parser = argparse.ArgumentParser(prog="python -m agentic_rubrics.testing")
     sub = parser.add_subparsers(dest="command", required=True)
-    serve = sub.add_parser("serve", help="serve judge answers on 127.0.0.1 until killed")
+    serve = sub.add_parser("serve", help="serve a fake model on 127.0.0.1 until killed")
     serve.add_argument("--latency", type=float, default=0.0, help="seconds before each answer")
-    serve.add_argument("--value", type=int, choices=(0, 1), default=1)
+    serve.add_argument("--value", type=int, choices=(0, 1), default=1, help="the judge's verdicts")
     args = parser.parse_args(argv)
-    server = LoopbackServer(judge_answer(args.value), latency=args.latency).start()
+    server = LoopbackServer(fake_model(args.value), latency=args.latency).start()
     print(server.url, flush=True)
     try:
         while True:

@@ -16,18 +16,35 @@ _SCRIPTS: dict[str, Script] = {}
 _CALLS: dict[str, list[dict[str, Any]]] = {}
 
 
-def register_script(model: str, script: Script) -> str:
+def register_script(
+    model: str,
+    script: Script,
+    *,
+    function_calling: bool = False,
+    reasoning: bool = False,
+    max_input_tokens: int | None = None,
+) -> str:
     """Answer ``model`` (e.g. ``"local/judge-all-ones"``) with ``script``; returns the model string.
 
     The ``local`` provider is registered with litellm on first use, and the model is registered with
-    a zero price so that cost lookup works (it is a fake: it costs nothing).
+    a zero price so that cost lookup works (it is a fake: it costs nothing), and with what litellm
+    should know of it: native tool calls, reasoning, its context window.
     """
     if not model.startswith("local/"):
         raise ValueError("scripted models are named local/<name>")
     with _PROVIDER_LOCK:
         _SCRIPTS[model.removeprefix("local/")] = script
         _CALLS[model.removeprefix("local/")] = []
-    _install_provider(model)
+    entry: dict[str, Any] = {
+        "supports_function_calling": function_calling,
+        "supports_reasoning": reasoning,
+    }
+    if max_input_tokens is not None:
+        entry["max_input_tokens"] = max_input_tokens
+    _install_provider(model, entry)
+    from agentic_rubrics.llm_params import model_traits
+
+    model_traits.cache_clear()  # what litellm knows of this name may have changed
     return model
 
 
@@ -36,7 +53,7 @@ def scripted_calls(model: str) -> list[dict[str, Any]]:
     return _CALLS.get(model.removeprefix("local/"), [])
 
 
-def _install_provider(model: str) -> None:
+def _install_provider(model: str, entry: dict[str, Any]) -> None:
     from agentic_rubrics.llm import import_litellm
 
     litellm = import_litellm()
@@ -86,6 +103,7 @@ def _install_provider(model: str) -> None:
                     "input_cost_per_token": 0.0,
                     "output_cost_per_token": 0.0,
                     "max_tokens": 1_000_000,
+                    **entry,
                 }
             }
         )

@@ -47,10 +47,17 @@ _ITEM_IDS = re.compile(r"Answer for exactly these item ids: (\[[^\n]*\])")
 
 
 def message_text(message: dict[str, Any]) -> str:
-    """A chat message's text, whether its content is a string or a list of blocks (Anthropic)."""
+    """A chat message's text, whether its content is a string or a list of blocks (Anthropic's text
+    and ``tool_result`` blocks)."""
     content = message.get("content")
     if isinstance(content, list):
-        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+        parts = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                parts.append(message_text(block))
+            elif isinstance(block, dict):
+                parts.append(str(block.get("text", "")))
+        return "\n".join(parts)
     return str(content or "")
 
 

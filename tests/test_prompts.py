@@ -38,6 +38,12 @@ SAMPLE = {
     "exit_code": 0,
     "timed_out": False,
     "rubric_file": "rubrics.yaml",
+    "explore": True,
+    "native_tools": False,
+    "what": "output",
+    "turn": 3,
+    "chars": 1200,
+    "reasoning": False,
 }
 
 

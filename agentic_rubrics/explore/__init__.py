@@ -38,7 +38,11 @@ class ExplorerConfig(BaseModel):
     command_timeout: float = Field(default=60.0, gt=0)
     """Seconds before one exploration command is killed."""
     max_observation: int = Field(default=10_000, ge=500)
-    """Characters of a tool's output the agent sees (cut with a marker)."""
+    """Characters of a tool's output the agent sees (cut with a marker); older outputs are elided
+    further when the conversation outgrows the model's context window (``context_tokens``)."""
+    tool_calls: Literal["auto", "native", "text"] = "auto"
+    """How the agent acts: ``native`` tool calls, ``text`` (a THOUGHT and a fenced block), or ``auto``:
+    native where litellm says the model supports function calling."""
 
     @model_validator(mode="after")
     def _needs_model(self) -> ExplorerConfig:
@@ -81,5 +85,6 @@ def make_explorer(config: ExplorerConfig, llm: LLM | None = None) -> Explorer:
             max_turns=config.max_turns,
             command_timeout=config.command_timeout,
             max_observation=config.max_observation,
+            tool_calls=config.tool_calls,
         )
     return IssueOnlyExplorer(llm)

@@ -1,36 +1,49 @@
 """The rubric-writing agent: explores the repository in a sandbox, writes rubrics.yaml, submits.
 
-One tool call per turn (bash, view, search, validate, submit) after a THOUGHT summary; a turn budget with
-a note every five turns; the library validates the file after submit and sends errors back while turns
-remain. It never writes a fix. The issue-only explorer is the same model writing the rubric from the
-issue alone (the paper's ablation). Both raise :class:`ExplorationFailed` — carrying the trajectory —
-when no valid rubric comes out; the pipeline records that and the task's candidates stay inconclusive.
+One tool call per turn (bash, view, search, validate, submit): a native tool call where litellm says the
+model supports function calling, else a THOUGHT summary and one fenced block (``explore.agent_actions``).
+A turn budget with a note every five turns; the library validates the file after submit and sends
+errors back while turns remain; the conversation is kept within the model's context window
+(``explore.agent_context``). It never writes a fix. The issue-only explorer is the same prompt without
+the exploration instructions and tools, answered from the issue alone (the paper's ablation). Both raise
+:class:`ExplorationFailed` — carrying the trajectory — when no valid rubric comes out; the pipeline
+records that and the task's candidates stay inconclusive.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentic_rubrics import Sandbox
 from agentic_rubrics.checks import CHECKS
-from agentic_rubrics.exceptions import (
-    AgenticRubricsError,
-    BudgetExceeded,
-    RubricError,
-    SandboxError,
+from agentic_rubrics.exceptions import AgenticRubricsError, BudgetExceeded, SandboxError
+from agentic_rubrics.explore.agent_actions import (
+    TOOLS,
+    Action,
+    assistant_message,
+    native_action,
+    text_action,
+    tool_schemas,
+)
+from agentic_rubrics.explore.agent_context import Conversation, estimate_tokens
+from agentic_rubrics.explore.agent_tools import (
+    RUBRIC_FILE,
+    InvalidAtLastTurn,
+    Run,
+    Tools,
+    validate_text,
 )
 from agentic_rubrics.llm import LLM, CallFailed
+from agentic_rubrics.llm_params import context_budget
 from agentic_rubrics.prompts import load_prompt
-from agentic_rubrics.rubric import parse_rubric
-from agentic_rubrics.types import Rubric, Task
+from agentic_rubrics.types import Completion, Rubric, Task
 
-RUBRIC_FILE = "rubrics.yaml"
-TOOLS = ("bash", "view", "search", "validate", "submit")
-_BLOCK = re.compile(r"```([a-z]+)[ \t]*\n(.*?)```", re.S)
-_THOUGHT = re.compile(r"THOUGHT:\s*(\S.*?)(?=```|\Z)", re.S)
+__all__ = ["RUBRIC_FILE", "TOOLS", "AgentExplorer", "ExplorationFailed", "IssueOnlyExplorer"]
+
+_YAML = re.compile(r"```(?:yaml|yml)[ \t]*\n(.*?)```", re.S)
+CONTEXT_RETRIES = 2
+"""Times a turn is asked again, with a smaller budget, when the provider finds the prompt too long."""
 
 
 class ExplorationFailed(AgenticRubricsError):
@@ -49,24 +62,6 @@ def check_vocabulary() -> list[dict[str, str]]:
     ]
 
 
-def _validate(text: str) -> tuple[Rubric | None, str, str]:
-    try:
-        rubric, warnings = parse_rubric(text, RUBRIC_FILE)
-    except RubricError as exc:
-        return None, "\n".join(str(p) for p in exc.problems), ""
-    return rubric, "", "\n".join(str(w) for w in warnings)
-
-
-@dataclass
-class _Run:
-    """One exploration's state."""
-
-    task: Task
-    sandbox: Sandbox
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    warned: bool = False
-
-
 class AgentExplorer:
     """The model-driven explorer (``--explorer agent``)."""
 
@@ -79,82 +74,78 @@ class AgentExplorer:
         max_turns: int = 30,
         command_timeout: float = 60.0,
         max_observation: int = 10_000,
+        tool_calls: Literal["auto", "native", "text"] = "auto",
     ) -> None:
         self.llm = llm
         self.max_turns = max_turns
-        self.command_timeout = command_timeout
-        self.max_observation = max_observation
+        self.tool_calls = tool_calls
         self.prompt = load_prompt("rubric_agent")
+        self.tools = Tools(self.prompt, max_turns, command_timeout, max_observation)
 
-    def _turns_left(self, turn: int) -> int | None:
-        left = self.max_turns - turn
-        return left if turn % 5 == 0 or left <= 2 else None
+    @property
+    def native(self) -> bool:
+        """Whether turns are native tool calls (litellm's capability lookup, unless configured)."""
+        if self.tool_calls != "auto":
+            return self.tool_calls == "native"
+        return self.llm.traits.function_calling
 
-    async def _tool(
-        self, run: _Run, tool: str, argument: str, turn: int
-    ) -> tuple[str, Rubric | None]:
-        """Run one tool call; returns the observation, and the rubric when a submit is accepted."""
-        p = self.prompt
-        left = self._turns_left(turn)
-        if tool in ("validate", "submit"):
+    async def _ask(
+        self, convo: Conversation, schemas: list[dict[str, Any]] | None, run: Run
+    ) -> Completion:
+        """One turn's call, the conversation fitted to the context window first."""
+        params: dict[str, Any] = {"tools": schemas, "parallel_tool_calls": False} if schemas else {}
+        for attempt in range(CONTEXT_RETRIES + 1):
+            if not convo.fit():
+                raise ExplorationFailed("context_window", run.steps)
             try:
-                text = await run.sandbox.read_file(RUBRIC_FILE)
-            except SandboxError:
-                text = None
-            if text is None:
-                errors, warnings, rubric = f"{RUBRIC_FILE} does not exist yet.", "", None
-            else:
-                rubric, errors, warnings = _validate(text)
-            if tool == "submit" and rubric is not None and (not warnings or run.warned):
-                return "", rubric
-            if tool == "submit" and rubric is not None:
-                run.warned = True  # warnings go back once; a second submit is accepted
-            if tool == "submit" and rubric is None and turn >= self.max_turns:
-                raise ExplorationFailed("invalid_rubric", run.steps)
-            obs = p.render(
-                "validation",
-                errors=errors,
-                warnings=warnings,
-                rubric_file=RUBRIC_FILE,
-                turns_left=left,
-            )
-            return obs, None
-        if tool == "view":
-            parts = argument.split()
-            path = parts[0] if parts else ""
-            content = await run.sandbox.read_file(path)
-            lines = content.splitlines()
-            lo = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 1
-            hi = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else len(lines)
-            output = "\n".join(
-                f"{n:6d}  {lines[n - 1]}" for n in range(max(lo, 1), min(hi, len(lines)) + 1)
-            )
-            return p.render(
-                "observation", tool=tool, output=self._cap(output), turns_left=left
-            ), None
-        if tool == "search":
-            pattern, _, where = argument.partition("\n")
-            command = f"grep -rnE -- {shlex.quote(pattern.strip())} {shlex.quote(where.strip() or '.')} | head -200"
-        else:
-            command = argument
-        result = await run.sandbox.run(
-            command, timeout=self.command_timeout, max_output=self.max_observation
-        )
-        run.steps[-1].update(
-            exit_code=result.exit_code, timed_out=result.timed_out, truncated=result.truncated
-        )
-        obs = p.render(
-            "observation", tool=tool, output=result.output, exit_code=result.exit_code,
-            timed_out=result.timed_out, turns_left=left,
-        )  # fmt: skip
-        return obs, None
+                return await self.llm.complete(
+                    convo.messages, phase="explore", task=run.task.instance_id, **params
+                )
+            except BudgetExceeded as exc:
+                raise ExplorationFailed("budget", run.steps) from exc
+            except CallFailed as exc:
+                if exc.kind == "context_window" and attempt < CONTEXT_RETRIES:
+                    convo.shrink()  # the estimate was short for this model's tokenizer
+                    continue
+                raise ExplorationFailed(f"model_error:{exc.kind}", run.steps) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
-    def _cap(self, text: str) -> str:
-        if len(text) <= self.max_observation:
-            return text
-        return (
-            text[: self.max_observation]
-            + f"\n[... truncated at {self.max_observation} characters ...]"
+    def _answer(self, convo: Conversation, action: Action, text: str, turn: int) -> None:
+        """The loop's answer to a turn: a tool message per native call, else a user message."""
+        if action.call_id is not None:
+            convo.add_observation(
+                {"role": "tool", "tool_call_id": action.call_id, "content": text}, turn
+            )
+            for call_id in action.unanswered:
+                not_run = self.prompt.render("not_run")
+                convo.add_observation(
+                    {"role": "tool", "tool_call_id": call_id, "content": not_run}, turn
+                )
+        else:
+            convo.add_observation({"role": "user", "content": text}, turn)
+
+    def _start(self, task: Task, sandbox: Sandbox, native: bool) -> Conversation:
+        p = self.prompt
+        variables = {
+            "workspace": str(getattr(sandbox, "workdir", "the current folder")),
+            "max_turns": self.max_turns,
+            "checks": check_vocabulary(),
+            "repo": task.repo or task.instance_id,
+            "explore": True,
+            "native_tools": native,
+            "errors": "",
+        }
+        messages = [
+            {"role": "system", "content": p.render("system", **variables)},
+            {
+                "role": "user",
+                "content": p.render("instance", issue=task.problem_statement, **variables),
+            },
+        ]
+        schemas = tool_schemas(p) if native else []
+        budget = context_budget(self.llm.config, self.llm.traits)
+        return Conversation(
+            messages, budget=budget, prompt=p, fixed_tokens=estimate_tokens(schemas)
         )
 
     async def explore(
@@ -163,65 +154,40 @@ class AgentExplorer:
         """Run the agent to a valid, submitted rubric; raise ExplorationFailed otherwise."""
         if sandbox is None:
             raise ExplorationFailed("no_repository", [])
-        p = self.prompt
-        workspace = str(getattr(sandbox, "workdir", "the current folder"))
-        variables = {
-            "workspace": workspace,
-            "max_turns": self.max_turns,
-            "checks": check_vocabulary(),
-        }
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": p.render("system", **variables)},
-            {
-                "role": "user",
-                "content": p.render(
-                    "instance",
-                    issue=task.problem_statement,
-                    repo=task.repo or task.instance_id,
-                    **variables,
-                ),
-            },
-        ]
-        run = _Run(task, sandbox)
+        native = self.native
+        schemas = tool_schemas(self.prompt) if native else None
+        convo = self._start(task, sandbox, native)
+        run = Run(task, sandbox)
         for turn in range(1, self.max_turns + 1):
-            try:
-                completion = await self.llm.complete(
-                    messages, phase="explore", task=task.instance_id
-                )
-            except BudgetExceeded as exc:
-                raise ExplorationFailed("budget", run.steps) from exc
-            except CallFailed as exc:
-                raise ExplorationFailed(f"model_error:{exc.kind}", run.steps) from exc
-            text = completion.content or ""
-            messages.append({"role": "assistant", "content": text})
-            thought = _THOUGHT.search(text)
-            blocks = [(tool, body.strip()) for tool, body in _BLOCK.findall(text) if tool in TOOLS]
+            completion = await self._ask(convo, schemas, run)
+            action = native_action(completion) if native else text_action(completion.content or "")
+            convo.add_assistant(assistant_message(completion, native), turn)
             step: dict[str, Any] = {
                 "turn": turn,
-                "thought": thought.group(1).strip() if thought else None,
-                "tool": blocks[0][0] if len(blocks) == 1 else None,
-                "argument": blocks[0][1] if len(blocks) == 1 else None,
+                "thought": action.thought,
+                "tool": action.tool,
+                "argument": action.argument if action.tool else None,
+                "native": action.call_id is not None,
                 "prompt_tokens": completion.usage.prompt_tokens,
                 "completion_tokens": completion.usage.completion_tokens,
                 "cost_usd": completion.usage.cost_usd,
                 "cached": completion.usage.cached,
+                "context_estimate": convo.tokens(),
+                "elided_outputs": convo.elided_outputs,
             }
             run.steps.append(step)
-            problems = []
-            if thought is None:
-                problems.append("the THOUGHT summary is missing")
-            if len(blocks) != 1:
-                problems.append(f"expected exactly one tool block, found {len(blocks)}")
-            if problems:
+            if action.problems or action.tool is None:
                 step["error"] = "format"
-                feedback = p.render(
-                    "format_error", errors="; ".join(problems), turns_left=self._turns_left(turn)
-                )
-                messages.append({"role": "user", "content": feedback})
+                feedback = self.prompt.render(
+                    "format_error", errors="; ".join(action.problems), native_tools=native,
+                    turns_left=self.tools.turns_left(turn),
+                )  # fmt: skip
+                self._answer(convo, action, feedback, turn)
                 continue
-            tool, argument = blocks[0]
             try:
-                observation, rubric = await self._tool(run, tool, argument, turn)
+                observation, rubric = await self.tools.run(run, action.tool, action.argument, turn)
+            except InvalidAtLastTurn:
+                raise ExplorationFailed("invalid_rubric", run.steps) from None
             except SandboxError as exc:
                 observation, rubric = f"The tool failed: {exc}", None
             if rubric is not None:
@@ -232,12 +198,13 @@ class AgentExplorer:
             observation = self.llm.redactor.text(observation)
             step["observation_chars"] = len(observation)
             step["observation"] = observation[:2000]
-            messages.append({"role": "user", "content": observation})
+            self._answer(convo, action, observation, turn)
         raise ExplorationFailed("turn_budget_exhausted", run.steps)
 
 
 class IssueOnlyExplorer:
-    """The same model writing the rubric from the issue alone (``--explorer issue-only``)."""
+    """The same model and prompt writing the rubric from the issue alone (``--explorer issue-only``):
+    the rubric agent's system prompt without the exploration instructions and tools."""
 
     name = "issue-only"
 
@@ -252,13 +219,16 @@ class IssueOnlyExplorer:
         """Ask for the file; send validation errors back up to ``attempts`` times."""
         steps: list[dict[str, Any]] = []
         errors = ""
-        system = self.prompt.render("issue_only_system", checks=check_vocabulary())
+        variables = {
+            "repo": task.repo or task.instance_id,
+            "checks": check_vocabulary(),
+            "explore": False,
+            "native_tools": False,
+        }
+        system = self.prompt.render("system", **variables)
         for attempt in range(1, self.attempts + 1):
             user = self.prompt.render(
-                "issue_only_user",
-                issue=task.problem_statement,
-                repo=task.repo or task.instance_id,
-                errors=errors,
+                "instance", issue=task.problem_statement, errors=errors, **variables
             )
             try:
                 completion = await self.llm.complete(
@@ -271,8 +241,8 @@ class IssueOnlyExplorer:
             except CallFailed as exc:
                 raise ExplorationFailed(f"model_error:{exc.kind}", steps) from exc
             text = completion.content or ""
-            blocks = [body for tool, body in _BLOCK.findall(text) if tool in ("yaml", "yml")]
-            rubric, errors, _ = _validate(blocks[-1] if blocks else text)
+            blocks = _YAML.findall(text)
+            rubric, errors, _ = validate_text(blocks[-1] if blocks else text)
             steps.append({"turn": attempt, "tool": "write", "valid": rubric is not None,
                           "prompt_tokens": completion.usage.prompt_tokens,
                           "completion_tokens": completion.usage.completion_tokens,

@@ -1,0 +1,127 @@
+"""The rubric agent's tools, run against the sandbox: bash, view, search, validate, submit.
+
+Every output reaches the model fenced (``prompts.fence``) and capped at ``max_observation`` characters;
+the loop's own words (exit status, turns left) stay outside the fence.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_rubrics import Sandbox
+from agentic_rubrics.exceptions import RubricError, SandboxError
+from agentic_rubrics.prompts import Prompt
+from agentic_rubrics.rubric import parse_rubric
+from agentic_rubrics.types import Rubric, Task
+
+RUBRIC_FILE = "rubrics.yaml"
+
+
+def validate_text(text: str) -> tuple[Rubric | None, str, str]:
+    """The rubric, its errors and its warnings (one per line)."""
+    try:
+        rubric, warnings = parse_rubric(text, RUBRIC_FILE)
+    except RubricError as exc:
+        return None, "\n".join(str(p) for p in exc.problems), ""
+    return rubric, "", "\n".join(str(w) for w in warnings)
+
+
+@dataclass
+class Run:
+    """One exploration's state."""
+
+    task: Task
+    sandbox: Sandbox
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    warned: bool = False
+
+
+class InvalidAtLastTurn(Exception):
+    """The last turn's submit found the file invalid: no turn is left to fix it."""
+
+
+@dataclass
+class Tools:
+    """How the agent's tool calls run."""
+
+    prompt: Prompt
+    max_turns: int
+    command_timeout: float
+    max_observation: int
+
+    def turns_left(self, turn: int) -> int | None:
+        """The turns left, said every five turns and in the last two."""
+        left = self.max_turns - turn
+        return left if turn % 5 == 0 or left <= 2 else None
+
+    def cap(self, text: str) -> str:
+        """``text`` cut at ``max_observation`` characters, with a marker."""
+        if len(text) <= self.max_observation:
+            return text
+        return (
+            text[: self.max_observation]
+            + f"\n[... truncated at {self.max_observation} characters ...]"
+        )
+
+    async def run(self, run: Run, tool: str, argument: str, turn: int) -> tuple[str, Rubric | None]:
+        """Run one tool call; the observation, and the rubric when a submit is accepted.
+
+        Raises:
+            InvalidAtLastTurn: a submit of an invalid file with no turn left.
+            SandboxError: the sandbox failed (the loop tells the model).
+        """
+        p = self.prompt
+        left = self.turns_left(turn)
+        if tool in ("validate", "submit"):
+            try:
+                text = await run.sandbox.read_file(RUBRIC_FILE)
+            except SandboxError:
+                text = None
+            if text is None:
+                errors, warnings, rubric = f"{RUBRIC_FILE} does not exist yet.", "", None
+            else:
+                rubric, errors, warnings = validate_text(text)
+            if tool == "submit" and rubric is not None and (not warnings or run.warned):
+                return "", rubric
+            if tool == "submit" and rubric is not None:
+                run.warned = True  # warnings go back once; a second submit is accepted
+            if tool == "submit" and rubric is None and turn >= self.max_turns:
+                raise InvalidAtLastTurn
+            obs = p.render(
+                "validation", errors=errors, warnings=warnings, rubric_file=RUBRIC_FILE,
+                turns_left=left,
+            )  # fmt: skip
+            return obs, None
+        if tool == "view":
+            parts = argument.split()
+            path = parts[0] if parts else ""
+            content = await run.sandbox.read_file(path)
+            lines = content.splitlines()
+            lo = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 1
+            hi = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else len(lines)
+            output = "\n".join(
+                f"{n:6d}  {lines[n - 1]}" for n in range(max(lo, 1), min(hi, len(lines)) + 1)
+            )
+            obs = p.render("observation", tool=tool, output=self.cap(output), turns_left=left)
+            return obs, None
+        if tool == "search":
+            pattern, _, where = argument.partition("\n")
+            command = (
+                f"grep -rnE -- {shlex.quote(pattern.strip())}"
+                f" {shlex.quote(where.strip() or '.')} | head -200"
+            )
+        else:
+            command = argument
+        result = await run.sandbox.run(
+            command, timeout=self.command_timeout, max_output=self.max_observation
+        )
+        run.steps[-1].update(
+            exit_code=result.exit_code, timed_out=result.timed_out, truncated=result.truncated
+        )
+        obs = p.render(
+            "observation", tool=tool, output=result.output, exit_code=result.exit_code,
+            timed_out=result.timed_out, turns_left=left,
+        )  # fmt: skip
+        return obs, None
