@@ -38,6 +38,9 @@ class Reply:
     reasoning: str | None = None
     """Reasoning shown apart from the answer: ``reasoning_content`` in the OpenAI shape, a thinking
     block from the Anthropic server."""
+    message_extra: dict[str, Any] = field(default_factory=dict)
+    """More keys of the OpenAI-shaped message, as a server sends them (vLLM without a reasoning parser
+    sends ``"reasoning_content": null`` beside a content that holds the ``<think>`` block)."""
 
 
 Script = Callable[[dict[str, Any], int], Reply]
@@ -89,6 +92,7 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
         message["refusal"] = reply.refusal
     if reply.reasoning is not None:
         message["reasoning_content"] = reply.reasoning
+    message.update(reply.message_extra)
     finish = reply.finish_reason
     if reply.tool_calls:
         message["tool_calls"] = [

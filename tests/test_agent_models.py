@@ -34,6 +34,7 @@ from agentic_rubrics.testing import (
 )
 from agentic_rubrics.types import Task
 
+from .test_model_matrix import VLLM
 from .test_sandbox_bwrap import require_bwrap
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,9 +66,9 @@ def test_native_tool_calls_over_http() -> None:
     """gpt-4o-mini takes native tool calls (litellm says so): replies hold calls and no text."""
     script = fake_model()
 
-    def silent(body: dict[str, Any], n: int) -> Reply:
-        reply = script(body, n)
-        return Reply(content=None, tool_calls=reply.tool_calls) if reply.tool_calls else reply
+    def silent(body: dict[str, Any], n: int) -> Reply:  # a model that acts by native calls only
+        reply = script({**body, "tools": body.get("tools") or [{}]}, n)
+        return Reply(content=None, tool_calls=reply.tool_calls)
 
     with LoopbackServer(silent) as srv:
         rubric, steps = explore(agent("openai/gpt-4o-mini", srv.url))
@@ -110,7 +111,7 @@ def test_thinking_text_with_a_code_fence_is_not_an_action() -> None:
     def thinking(body: dict[str, Any], n: int) -> Reply:
         reply = script(body, n)
         thought = "<think>Maybe list files first:\n```bash\nls -R\n```\nor search.</think>\n"
-        return Reply(content=thought + (reply.content or ""))
+        return Reply(content=thought + (reply.content or ""), message_extra=VLLM)
 
     with LoopbackServer(thinking) as srv:
         rubric, steps = explore(agent("hosted_vllm/Qwen3-32B", srv.url))

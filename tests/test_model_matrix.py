@@ -176,19 +176,29 @@ def test_anthropic_server_refuses_what_the_api_refuses(
         assert srv.answered == []
 
 
-def test_local_openai_compatible_server_with_a_thinking_model() -> None:
-    thought = (
-        '<think>The rubric wants {"SA1": 0}? No.\n```bash\nls\n```\nThe patch sets x = 2.</think>\n'
-    )
+VLLM = {"reasoning_content": None, "tool_calls": []}
+"""What vLLM sends beside the content when it runs without a reasoning parser: litellm then leaves a
+``<think>`` block in the content (it lifts one out only when the message has no reasoning field)."""
 
+
+@pytest.mark.parametrize(
+    "thought",
+    [
+        '<think>Is SA2 met? No.\nYES would be wrong.\n```bash\nls\n```\n{"SA2": 1}</think>\n',
+        "Is SA2 met? No.\nYES would be wrong.\n</think>\n",  # the chat template opened the block
+    ],
+    ids=["think-block", "template-opened"],
+)
+def test_local_openai_compatible_server_with_a_thinking_model(thought: str) -> None:
     def script(body: dict[str, Any], n: int) -> Reply:
         reply = answer(body, n)
-        return Reply(content=thought + (reply.content or ""))
+        return Reply(content=thought + (reply.content or ""), message_extra=VLLM)
 
     with LoopbackServer(script) as srv:
         cfg = config("hosted_vllm/Qwen3-32B", srv.url)
         assert judged(cfg) == JUDGED  # the JSON inside the thought is not the answer
         assert sent(srv.requests[0]) == {"temperature": 0.0, "max_tokens": 4096}
+        # before: the thought's "No." was read as the answer (P = 0)
         assert classified(cfg) == 0.8
         assert sent(srv.requests[1]) == {
             "temperature": 0.0,

@@ -53,3 +53,22 @@ def test_every_option_in_the_readme_exists() -> None:
     documented = set(re.findall(r"`(--[a-z][a-z-]+)", text))
     missing = sorted(o for o in documented if o not in helps)
     assert not missing, missing
+
+
+def test_the_readme_model_settings_are_valid_and_do_what_they_say(tmp_path: Path) -> None:
+    """The "With a model" settings load, and shape their calls as the text around them says."""
+    from agentic_rubrics.config import load_config
+    from agentic_rubrics.llm import LLM
+
+    blocks = re.findall(r"```yaml\n(# --config (\w+)\.yaml.*?)```", README.read_text(), re.S)
+    assert [name for _, name in blocks] == ["o3", "claude", "local"]
+    params = {}
+    for text, name in blocks:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(text)
+        config = load_config(path)
+        assert config.judge.kind == "llm" and config.judge.model is not None
+        params[name] = LLM(config.judge.model).params()
+    assert "temperature" not in params["o3"] and params["o3"]["max_tokens"] == 4096 + 4096
+    assert params["claude"]["reasoning_effort"] == "low" and "temperature" not in params["claude"]
+    assert params["local"]["max_tokens"] == 4096 + 8192 and "temperature" not in params["local"]
