@@ -272,3 +272,45 @@ def test_the_fake_agent_explores_in_the_isolated_sandbox() -> None:
     fc1 = rubric.item("FC1")
     assert fc1.check.name == "touches_symbol" and fc1.check.path == "pagewise/windows.py"
     assert f"def {fc1.check.arg}(" in (EXAMPLE.repo_dir / "pagewise/windows.py").read_text()
+
+
+def test_a_context_refusal_shrinks_the_conversation_and_asks_again() -> None:
+    """A tokenizer denser than the estimate (2 characters a token): the provider's refusal makes the
+    loop aim lower, and the exploration goes on."""
+    window, answer = 8192, 1024
+    answered: list[int] = []  # old turns get dropped: the turn is counted here, not in the messages
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        answered.append(n)
+        turn = len(answered)
+        if turn <= 8:
+            tool, arg = "bash", f"python3 -c \"print('{turn}' * 3000)\""
+        elif turn == 9:
+            tool, arg = "bash", f"cat > rubrics.yaml <<'EOF'\n{grounded('pagewise/windows.py')}EOF"
+        else:
+            tool, arg = "submit", ""
+        return Reply(content=f"THOUGHT: turn {turn}.\n\n```{tool}\n{arg}\n```")
+
+    def server(body: dict[str, Any], n: int) -> Reply:
+        used = sum(len(message_text(m)) for m in body["messages"]) // 2 + body["max_tokens"]
+        if used > window:
+            return Reply(
+                status=400, error=f"This model's maximum context length is {window} tokens"
+            )
+        return script(body, n)
+
+    with LoopbackServer(server) as srv:
+        explorer = agent("hosted_vllm/dense", srv.url, context_tokens=window, max_tokens=answer)
+        rubric, steps = explore(explorer)
+        refused = len(srv.requests) - len(srv.answered)
+    assert not isinstance(rubric, ExplorationFailed), steps
+    assert refused >= 1 and steps[-1]["elided_outputs"] >= 1 and steps[-1]["dropped_turns"] >= 1
+
+
+def test_an_issue_longer_than_the_window_fails_without_a_request() -> None:
+    with LoopbackServer(fake_model()) as srv:
+        explorer = agent("hosted_vllm/small-window", srv.url, context_tokens=2048, max_tokens=512)
+        task = EXAMPLE.task.public().model_copy(update={"problem_statement": "x" * 50_000})
+        failed, _ = explore(explorer, task=task)
+        assert srv.requests == []
+    assert isinstance(failed, ExplorationFailed) and failed.reason == "context_window"

@@ -174,6 +174,7 @@ class AgentExplorer:
                 "cached": completion.usage.cached,
                 "context_estimate": convo.tokens(),
                 "elided_outputs": convo.elided_outputs,
+                "dropped_turns": convo.dropped_turns,
             }
             run.steps.append(step)
             if action.problems or action.tool is None:
