@@ -146,16 +146,56 @@ def _docker_works() -> bool:
 
 @pytest.mark.skipif(not _docker_works(), reason="no docker daemon here")
 def test_swerex_docker() -> None:  # pragma: no cover - needs a docker daemon
-    config = SweRexDockerConfig(image="python:3.11", repo_dir="/tmp")
+    config = SweRexDockerConfig(
+        image="python:3.11", repo_dir="/tmp", conda_env=None, clean_history=False
+    )
 
-    async def go() -> str:
+    async def go() -> list[str]:
         sb = await open_sandbox(config, instance_id="t", repo_path=None, model_commands=True)
         try:
-            return (await sb.run("python3 --version")).output
+            version = await sb.run("python3 --version")
+            offline = await sb.run(
+                "python3 -c 'import urllib.request as u; u.urlopen(\"http://1.1.1.1\", timeout=5)'"
+            )
+            return [version.output, offline.output]
         finally:
             await sb.close()
 
-    assert "Python 3.11" in asyncio.run(go())
+    version, offline = asyncio.run(go())
+    assert "Python 3.11" in version
+    assert "Network is unreachable" in offline
+
+
+# a real SWE-bench instance image (about 1-2 GB to pull): opt in with AGENTIC_RUBRICS_DOCKER_SWEBENCH=1
+@pytest.mark.skipif(
+    not os.environ.get("AGENTIC_RUBRICS_DOCKER_SWEBENCH") or not _docker_works(),
+    reason="needs a docker daemon and AGENTIC_RUBRICS_DOCKER_SWEBENCH=1",
+)
+def test_swerex_docker_on_a_swebench_image() -> None:  # pragma: no cover - needs a docker daemon
+    base = "091991be0da19de9108dbe5e3752917fea3d7fdc"  # psf__requests-2317
+
+    async def go() -> dict[str, str]:
+        sb = await open_sandbox(
+            SweRexDockerConfig(),
+            instance_id="psf__requests-2317",
+            repo_path=None,
+            model_commands=True,
+            base_commit=base,
+        )
+        try:
+            commands = {
+                "env": "echo $CONDA_DEFAULT_ENV; python -c 'import requests; print(requests.__file__)'",
+                "history": "git log --all --reflog --format=%H; git tag; git status --porcelain",
+                "offline": "curl -sS -m 5 https://github.com || echo offline",
+            }
+            return {k: (await sb.run(c, timeout=60)).output for k, c in commands.items()}
+        finally:
+            await sb.close()
+
+    out = asyncio.run(go())
+    assert out["env"] == "testbed\n/testbed/requests/__init__.py\n"
+    assert out["history"].split() == [base]
+    assert out["offline"].rstrip().endswith("offline")
 
 
 @pytest.mark.skipif(

@@ -105,6 +105,7 @@ async def open_sandbox(
     model_commands: bool,
     allow_unisolated: bool = False,
     shared_tree: bool = False,
+    base_commit: str = "",
 ) -> Any:
     """Create and start the sandbox a configuration names, for one task.
 
@@ -112,7 +113,8 @@ async def open_sandbox(
     bubblewrap sandbox lays its writable layer over it instead of copying it.
 
     ``model_commands``: a model chooses the commands (the agent explorer), so an unisolated sandbox
-    needs ``allow_unisolated``.
+    needs ``allow_unisolated``. ``base_commit``: the commit a ``swerex-docker`` image's repository
+    must be at (unchecked when empty).
 
     Raises:
         SandboxError: it cannot be created, or it would run model commands unisolated unasked.
@@ -161,7 +163,10 @@ async def open_sandbox(
     from agentic_rubrics.sandbox.swerex import SweRexSandbox
 
     sandbox = SweRexSandbox(
-        config, instance_id=instance_id, repo_path=Path(repo_path) if repo_path else None
+        config,
+        instance_id=instance_id,
+        repo_path=Path(repo_path) if repo_path else None,
+        base_commit=base_commit,
     )
     try:
         return await sandbox.start()

@@ -1,7 +1,8 @@
 """Sandboxes on SWE-ReX deployments: local, remote (a ``swerex-remote`` server), docker and modal.
 
 Docker and modal run SWE-bench's per-instance images, with the repository at ``/testbed`` at the task's
-base commit. ``swerex-local`` runs commands on this machine with no isolation (only a throwaway copy of
+base commit; a docker container is prepared before the agent's first command (network cut, history
+removed, conda's ``testbed`` environment: :mod:`~agentic_rubrics.sandbox.swerex_docker`). ``swerex-local`` runs commands on this machine with no isolation (only a throwaway copy of
 the repository), so model-chosen commands need an explicit flag there. SWE-ReX's local runtime blocks
 the event loop, so its calls run in a thread.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import posixpath
 from collections.abc import Awaitable, Callable
@@ -20,17 +22,27 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox.local import TRUNCATION_MARKER, WorkspaceCopy, clean_env
+from agentic_rubrics.sandbox.swerex_docker import (
+    SweRexDockerConfig,
+    prepare_container,
+    stop_container,
+    swebench_image_id,
+)
 from agentic_rubrics.types import CommandResult
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+__all__ = [
+    "SweRexDockerConfig",
+    "SweRexLocalConfig",
+    "SweRexModalConfig",
+    "SweRexRemoteConfig",
+    "SweRexSandbox",
+    "swebench_image_id",
+]
 
 # SWE-ReX logs every step at DEBUG to the terminal unless told otherwise (read when it is imported)
 os.environ.setdefault("SWE_REX_LOG_STREAM_LEVEL", "WARNING")
-
-
-def swebench_image_id(instance_id: str) -> str:
-    """SWE-bench's image naming: ``django__django-11099`` -> ``django_1776_django-11099``."""
-    return instance_id.replace("__", "_1776_").lower()
 
 
 class _Config(BaseModel):
@@ -59,21 +71,6 @@ class SweRexRemoteConfig(_Config):
     """Where the repository is on the server (``{instance_id}`` is replaced)."""
 
 
-class SweRexDockerConfig(_Config):
-    """A container per task, e.g. SWE-bench's images with the repository at ``/testbed``."""
-
-    type: Literal["swerex-docker"] = "swerex-docker"
-    """Discriminator."""
-    image: str = "swebench/sweb.eval.x86_64.{swebench_id}:latest"
-    """Image name; ``{instance_id}`` and ``{swebench_id}`` are replaced."""
-    repo_dir: str = "/testbed"
-    """Where the repository is inside the image."""
-    startup_timeout: float = Field(default=180.0, gt=0)
-    """Seconds to wait for the container's runtime."""
-    pull: Literal["never", "always", "missing"] = "missing"
-    """When to pull the image."""
-
-
 class SweRexModalConfig(_Config):
     """A Modal sandbox per task from the same images."""
 
@@ -97,7 +94,14 @@ def _fill(template: str, instance_id: str) -> str:
 class SweRexSandbox:
     """The ``Sandbox`` protocol over a SWE-ReX deployment."""
 
-    def __init__(self, config: SweRexConfig, *, instance_id: str, repo_path: Path | None) -> None:
+    def __init__(
+        self,
+        config: SweRexConfig,
+        *,
+        instance_id: str,
+        repo_path: Path | None,
+        base_commit: str = "",
+    ) -> None:
         self.config = config
         self.kind = config.type
         self.isolated = config.type != "swerex-local"
@@ -107,15 +111,17 @@ class SweRexSandbox:
                 raise SandboxError("swerex-local needs the task's repo_path")
             self._copy = WorkspaceCopy(repo_path)
             self.workdir = str(self._copy.root)
+        elif isinstance(config, SweRexDockerConfig):
+            self.workdir = config.repo_dir
         else:
             self.workdir = _fill(config.repo_dir, instance_id)
         self._instance_id = instance_id
+        self._base_commit = base_commit
         self._deployment: Any = None
         self._env = clean_env(Path("/tmp"))
 
     def _make_deployment(self) -> Any:
         from swerex.deployment.config import (
-            DockerDeploymentConfig,
             LocalDeploymentConfig,
             ModalDeploymentConfig,
             RemoteDeploymentConfig,
@@ -132,11 +138,7 @@ class SweRexSandbox:
                 host=c.host, port=c.port, auth_token=token, timeout=30
             ).get_deployment()
         if isinstance(c, SweRexDockerConfig):
-            return DockerDeploymentConfig(
-                image=_fill(c.image, self._instance_id),
-                startup_timeout=c.startup_timeout,
-                pull=c.pull,
-            ).get_deployment()
+            return c.deployment_config(self._instance_id).get_deployment()
         return ModalDeploymentConfig(
             image=_fill(c.image, self._instance_id), startup_timeout=c.startup_timeout
         ).get_deployment()
@@ -148,7 +150,11 @@ class SweRexSandbox:
         return await fn()
 
     async def start(self) -> SweRexSandbox:
-        """Start the deployment (pull and run a container, connect to a server ...)."""
+        """Start the deployment (pull and run a container, connect to a server ...).
+
+        A docker container is then prepared before any command: network, history, conda
+        (:func:`~agentic_rubrics.sandbox.swerex_docker.prepare_container`).
+        """
         try:
             self._deployment = self._make_deployment()
             await self._call(self._deployment.start)
@@ -156,6 +162,14 @@ class SweRexSandbox:
             raise
         except Exception as exc:
             raise SandboxError(f"{self.kind}: cannot start the deployment: {exc}") from exc
+        if isinstance(self.config, SweRexDockerConfig):
+            self._env, done = await prepare_container(
+                self.config,
+                self._deployment,
+                instance_id=self._instance_id,
+                base_commit=self._base_commit,
+            )
+            log.info("%s: swerex-docker prepared: %s", self._instance_id, done)
         return self
 
     async def run(
@@ -165,8 +179,12 @@ class SweRexSandbox:
         from swerex.exceptions import CommandTimeoutError
         from swerex.runtime.abstract import Command
 
+        # SWE-bench's images have dash as /bin/sh; the agent's tool is bash
+        argv: str | list[str] = command
+        if isinstance(self.config, SweRexDockerConfig):
+            argv = ["bash", "-c", command]
         request = Command(
-            command=command, shell=True, timeout=timeout, cwd=self.workdir,
+            command=argv, shell=isinstance(argv, str), timeout=timeout, cwd=self.workdir,
             merge_output_streams=True, env=self._env,
         )  # fmt: skip
         try:
@@ -198,9 +216,12 @@ class SweRexSandbox:
     async def close(self) -> None:
         """Stop the deployment and delete any local copy."""
         if self._deployment is not None:
-            # stopping a dead deployment must not hide the run's own error
-            with contextlib.suppress(Exception):
-                await self._call(self._deployment.stop)
+            if isinstance(self.config, SweRexDockerConfig):
+                await stop_container(self._deployment)
+            else:
+                # stopping a dead deployment must not hide the run's own error
+                with contextlib.suppress(Exception):
+                    await self._call(self._deployment.stop)
             # SWE-ReX stops a deployment again when it is garbage-collected, and a stopped remote
             # deployment raises on a second stop: make that second stop a no-op
             self._deployment.stop = _stopped
