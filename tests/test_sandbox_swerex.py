@@ -185,7 +185,7 @@ def test_swerex_docker_on_a_swebench_image() -> None:  # pragma: no cover - need
         try:
             commands = {
                 "env": "echo $CONDA_DEFAULT_ENV; python -c 'import requests; print(requests.__file__)'",
-                "history": "git log --all --reflog --format=%H; git tag; git status --porcelain",
+                "history": "git log --all --reflog --format=%H; git tag",
                 "offline": "curl -sS -m 5 https://github.com || echo offline",
             }
             return {k: (await sb.run(c, timeout=60)).output for k, c in commands.items()}
