@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -279,3 +280,71 @@ def test_offline_beats_self_consistency_on_real_lite_candidates(tmp_path: Path) 
     methods = json.loads((out / "results.json").read_text())["methods"]
     assert methods["offline"]["best_at_k"]["16"] > methods["self_consistency"]["best_at_k"]["16"]
     assert methods["offline"]["roc_auc"] > 0.7
+
+
+_HASHSEED_SCRIPT = r"""
+import json, sys
+from pathlib import Path
+from agentic_rubrics.bundled import write_tasks_jsonl
+from agentic_rubrics.config import load_config
+from agentic_rubrics.explore.issue_static import build_issue_rubric
+from agentic_rubrics.pipeline import run
+from agentic_rubrics.rubric import rubric_to_yaml
+from agentic_rubrics.types import Task
+
+out = Path(sys.argv[1])
+issue_only = Task.model_validate_json(sys.argv[2])
+rubrics = {"issue-only": rubric_to_yaml(build_issue_rubric(issue_only))}
+rows = write_tasks_jsonl(out / "all.jsonl").read_text().splitlines()[:1]
+(out / "tasks.jsonl").write_text("\n".join(rows) + "\n")
+config = load_config(None, {"explorer": {"sandbox": {"type": "local-copy"}}})
+run(out / "tasks.jsonl", out / "run", config, stages=("explore",))
+for path in sorted((out / "run" / "rubrics").glob("*/rubrics.yaml")):
+    rubrics[path.parent.name] = path.read_text()
+print(json.dumps(rubrics))
+"""
+
+
+def test_static_rubrics_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Two processes with different PYTHONHASHSEED write the same static rubrics, byte for byte."""
+
+    def hunk(path: str, header: str, old: str, new: str) -> str:
+        return diff(path, [old], [new], header)
+
+    # four names, each changed by every candidate: their votes tie, and set order used to break it
+    both = (
+        hunk("textkit/parser.py", "def parse_header(text):", "    return x", "    return y")
+        + hunk("textkit/parser.py", "def strip_name(text):", "    return a", "    return b")
+        + hunk("textkit/fields.py", "def split_fields(text):", "    return c", "    return e")
+        + hunk("textkit/fields.py", "def join_fields(text):", "    return f", "    return g")
+    )
+    issue = (
+        "`parse_header`, `split_fields`, `join_fields` and `strip_name` all mishandle empty"
+        " input in textkit/parser.py and textkit/fields.py"
+    )
+    tied = Task(
+        instance_id="textkit__textkit-9",
+        repo="acme/textkit",
+        problem_statement=issue,
+        candidates=[Candidate(id=f"c{i}", patch=both) for i in range(3)],
+    )
+    procs = []
+    for seed in ("0", "1", "2"):
+        folder = tmp_path / seed
+        folder.mkdir()
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _HASHSEED_SCRIPT, str(folder), tied.model_dump_json()],
+                env={**os.environ, "PYTHONHASHSEED": seed},
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        )
+    outputs = []
+    for proc in procs:
+        stdout, _ = proc.communicate(timeout=300)
+        assert proc.returncode == 0
+        outputs.append(json.loads(stdout))
+    assert len(outputs[0]) == 2 and "touches_symbol" in outputs[0]["issue-only"]
+    for other in outputs[1:]:
+        assert other == outputs[0]

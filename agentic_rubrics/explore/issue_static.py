@@ -42,19 +42,20 @@ def build_issue_rubric(task: Task) -> Rubric:
             parsed.append(parse_patch(c.patch))
         except PatchParseError:
             continue
-    # what the diffs show: files changed, and the definitions around changed lines
+    # what the diffs show: files changed, and the definitions around changed lines. Sets are counted
+    # in sorted order and ties are broken by name: the rubric must not depend on PYTHONHASHSEED.
     file_votes: Counter[str] = Counter()
     symbol_votes: Counter[str] = Counter()
     for p in parsed:
         changed = {path for f in p.files for path in f.paths if not is_test_path(path)}
-        file_votes.update(changed)
+        file_votes.update(sorted(changed))
         shown: set[str] = set()
         for f in p.files:
             if is_test_path(f.path):
                 continue
             for chain in enclosing_chains(f):
                 shown.update(name for name, _ in chain)
-        symbol_votes.update(shown)
+        symbol_votes.update(sorted(shown))
 
     # leads from the issue, kept only where a diff confirms them; the deepest frame first
     frame_files = [
@@ -69,9 +70,8 @@ def build_issue_rubric(task: Task) -> Rubric:
     files = list(dict.fromkeys(frame_files + path_files))
     names = set(mentions.names)
     frame_funcs = [fr.func for fr in reversed(mentions.frames) if fr.func in symbol_votes]
-    symbols = list(
-        dict.fromkeys(frame_funcs + [s for s, _ in symbol_votes.most_common() if s in names])
-    )
+    by_votes = sorted(symbol_votes, key=lambda s: (-symbol_votes[s], s))
+    symbols = list(dict.fromkeys(frame_funcs + [s for s in by_votes if s in names]))
 
     fc: list[dict[str, Any]] = []
     sa: list[dict[str, Any]] = []
