@@ -165,7 +165,16 @@ def import_swebench(
     reports: Annotated[
         list[Path] | None,
         typer.Option(
-            "--report", help="The harness report of the run at the same position (labels)."
+            "--report",
+            help="The harness output of the run at the same position (labels): a run report, an"
+            " older results.json, or a folder of per-instance logs.",
+        ),
+    ] = None,
+    sources: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="A name for the run at the same position (default: its model_name_or_path).",
         ),
     ] = None,
     all_candidates: Annotated[
@@ -199,10 +208,18 @@ def import_swebench(
         elif dataset is not None and predictions:
             paired = list(predictions)
             labels = list(reports or [])
+            names = list(sources or [])
             if labels and len(labels) != len(paired):
                 raise typer.BadParameter("give one --report per --predictions, in the same order")
+            if names and len(names) != len(paired):
+                raise typer.BadParameter("give one --source per --predictions, in the same order")
             pool = pool_from_runs(
-                dataset, [(p, labels[i] if labels else None) for i, p in enumerate(paired)], options
+                dataset,
+                [
+                    (p, labels[i] if labels else None, names[i] if names else None)
+                    for i, p in enumerate(paired)
+                ],
+                options,
             )
         else:
             raise typer.BadParameter("give --candidates, or --dataset with --predictions")
@@ -215,6 +232,16 @@ def import_swebench(
     typer.echo(
         f"{out}: {len(pool.tasks)} tasks, {n} candidates ({labelled} labelled); left out: {pool.dropped or 'none'}"
     )
+    if pool.unresolved_reasons:
+        why = ", ".join(f"{k} {v}" for k, v in pool.unresolved_reasons.items())
+        typer.echo(f"unresolved candidates by reason: {why}")
+    if pool.unknown_instances:
+        shown = ", ".join(pool.unknown_instances[:20])
+        more = len(pool.unknown_instances) - 20
+        typer.echo(
+            f"left out {len(pool.unknown_instances)} instance id(s) that are not in the dataset: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+        )
 
 
 @app.command()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,25 @@ from typing import Any
 
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.patch import patch_hash
+from agentic_rubrics.swebench_reports import HarnessLabels, load_report, load_report_labels
 from agentic_rubrics.types import Candidate, Task
+
+__all__ = [
+    "HarnessLabels",
+    "Instance",
+    "Pool",
+    "PoolOptions",
+    "Prediction",
+    "build_pool",
+    "load_candidates_file",
+    "load_instances",
+    "load_predictions",
+    "load_report",
+    "load_report_labels",
+    "pool_from_runs",
+    "read_records",
+    "write_tasks",
+]
 
 
 def _open_text(path: Path) -> str:
@@ -160,56 +179,29 @@ class Prediction:
 def load_predictions(path: Path, *, source: str | None = None) -> list[Prediction]:
     """A predictions file (JSONL, JSON list, or JSON object keyed by instance id).
 
-    ``source`` names the run when rows carry no ``model_name_or_path``.
+    Every record needs ``instance_id`` and ``model_patch`` (``null`` for a run that produced nothing);
+    ``source`` names the run when records carry no ``model_name_or_path`` (``--source NAME``).
     """
     out = []
     for line, r in read_records(path):
         iid = _field(path, line, r, "instance_id")
         name = source or r.get("model_name_or_path")
         if not name:
-            raise DataError(f"{path}:{line}: model_name_or_path: missing (or pass a source name)")
-        patch = r.get("model_patch")
+            raise DataError(
+                f"{path}:{line}: model_name_or_path: missing; name this run with --source NAME"
+                " (one --source per --predictions, in the same order)"
+            )
+        if "model_patch" not in r:
+            raise DataError(
+                f"{path}:{line}: model_patch: missing; a SWE-bench predictions record holds"
+                f" instance_id, model_name_or_path and model_patch (this one has"
+                f" {', '.join(sorted(map(str, r))) or 'no keys'})"
+            )
+        patch = r["model_patch"]
         if patch is not None and not isinstance(patch, str):
             raise DataError(f"{path}:{line}: model_patch: expected a string or null")
         out.append(Prediction(iid, str(name), patch or ""))
     return out
-
-
-def load_report_labels(path: Path) -> dict[str, bool]:
-    """Labels from a harness report: a run report (``resolved_ids`` ...) or per-instance report(s).
-
-    A folder is searched for per-instance ``report.json`` files (the harness's log layout). In a run
-    report, ``resolved_ids`` are resolved and ``unresolved_ids``, ``error_ids`` and
-    ``empty_patch_ids`` are not; instances it does not list stay unlabelled.
-    """
-    if path.is_dir():
-        labels: dict[str, bool] = {}
-        for report in sorted(path.rglob("report.json")):
-            labels.update(load_report_labels(report))
-        return labels
-    try:
-        doc = json.loads(_open_text(path))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from exc
-    except RecursionError as exc:
-        raise DataError(f"{path}: JSON nested too deeply") from exc
-    if not isinstance(doc, dict):
-        raise DataError(f"{path}: expected a JSON object")
-    if "resolved_ids" in doc or ("resolved" in doc and isinstance(doc["resolved"], list)):
-        resolved = doc.get("resolved_ids") or doc.get("resolved") or []
-        labels = {}
-        for key in ("unresolved_ids", "error_ids", "empty_patch_ids", "unresolved"):
-            for iid in doc.get(key, []) or []:
-                labels[str(iid)] = False
-        for iid in resolved:
-            labels[str(iid)] = True
-        return labels
-    labels = {}
-    for iid, entry in doc.items():
-        if not isinstance(entry, dict) or "resolved" not in entry:
-            raise DataError(f"{path}: {iid}: expected an object with a 'resolved' field")
-        labels[str(iid)] = bool(entry["resolved"])
-    return labels
 
 
 # --------------------------------------------------------------------------- pools
@@ -223,6 +215,10 @@ class Pool:
     gold: dict[str, str] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     label_conflicts: int = 0
+    unknown_instances: list[str] = field(default_factory=list)
+    """Instance ids with candidates but no dataset row (left out), by name."""
+    unresolved_reasons: dict[str, int] = field(default_factory=dict)
+    """Candidates a harness report labels unresolved, by reason (``patch_apply_failed`` ...)."""
 
 
 @dataclass
@@ -252,6 +248,7 @@ def build_pool(
         inst = instances.get(iid)
         if inst is None:
             dropped["no_instance_row"] = dropped.get("no_instance_row", 0) + 1
+            pool.unknown_instances.append(iid)
             continue
         kept: list[Candidate] = []
         seen: dict[str, Candidate] = {}
@@ -323,21 +320,50 @@ def load_candidates_file(path: Path, options: PoolOptions | None = None) -> Pool
     return build_pool(instances, candidates, options)
 
 
+RunFiles = tuple[Path, Path | None] | tuple[Path, Path | None, str | None]
+"""One agent run: its predictions file, its harness report (or ``None``), optionally its source name."""
+
+
 def pool_from_runs(
-    dataset: Path,
-    runs: Iterable[tuple[Path, Path | None]],
-    options: PoolOptions | None = None,
+    dataset: Path, runs: Iterable[RunFiles], options: PoolOptions | None = None
 ) -> Pool:
-    """Dataset rows plus runs, each ``(predictions file, report or None)``: a pool per instance."""
+    """Dataset rows plus runs, each ``(predictions, report or None[, source name])``: a pool per instance.
+
+    Runs stay separate sources even when they share a ``model_name_or_path`` (two samples of one agent):
+    their file names tell them apart, or an explicit source name.
+    """
     instances = load_instances(dataset)
+    loaded = []
+    for run in runs:
+        predictions, report, source = (*run, None)[:3]
+        preds = load_predictions(predictions, source=source)
+        harness = load_report(report) if report is not None else HarnessLabels()
+        loaded.append((predictions, source, preds, harness))
+    users: dict[str, list[Path]] = {}
+    for predictions, source, preds, _ in loaded:
+        for name in {p.source for p in preds} if source is None else ():
+            users.setdefault(name, []).append(predictions)
     candidates: dict[str, list[tuple[str, str, bool | None, str | None]]] = {}
-    for predictions, report in runs:
-        labels = load_report_labels(report) if report is not None else {}
-        for p in load_predictions(predictions):
-            candidates.setdefault(p.instance_id, []).append(
-                (p.source, p.patch, labels.get(p.instance_id), None)
-            )
-    return build_pool(instances, candidates, options)
+    reasons: Counter[str] = Counter()
+    for predictions, source, preds, harness in loaded:
+        for p in preds:
+            name = p.source
+            sharing = users.get(name, []) if source is None else []
+            if len(sharing) > 1:
+                if sum(1 for x in sharing if x.name == predictions.name) > 1:
+                    raise DataError(
+                        f"{' and '.join(map(str, sharing))}: these runs all call themselves {name!r}"
+                        " and their files share a name; give each run its own --source NAME"
+                        " (one --source per --predictions, in the same order)"
+                    )
+                name = f"{name} ({predictions.name})"
+            label = harness.labels.get(p.instance_id)
+            if label is False:
+                reasons[harness.reasons.get(p.instance_id, "tests_failed")] += 1
+            candidates.setdefault(p.instance_id, []).append((name, p.patch, label, None))
+    pool = build_pool(instances, candidates, options)
+    pool.unresolved_reasons = dict(sorted(reasons.items()))
+    return pool
 
 
 def write_tasks(pool: Pool, path: Path) -> Path:

@@ -18,6 +18,7 @@ from agentic_rubrics.swebench import (
     load_candidates_file,
     load_instances,
     load_predictions,
+    load_report,
     load_report_labels,
     pool_from_runs,
     read_records,
@@ -196,3 +197,177 @@ def test_import_command_writes_tasks(tmp_path: Path) -> None:
     assert "1 tasks, 3 candidates (3 labelled)" in result.output
     (task,) = load_tasks(out)
     assert task.problem_statement == "x must be 2" and task.repo_path is None
+
+
+# --------------------------------------------------------------------------- harness output shapes
+
+INSTANCE_LOG_APPLY_FAILED = """\
+2024-08-20 11:02:13,201 - INFO - Container for acme__pkg-2 created: 6c1e0b2
+2024-08-20 11:02:14,012 - INFO - Container for acme__pkg-2 started: 6c1e0b2
+2024-08-20 11:02:14,013 - INFO - Intermediate patch for acme__pkg-2 written to logs/run_evaluation/r1/run-b/acme__pkg-2/patch.diff, now applying to container...
+2024-08-20 11:02:14,240 - INFO - Failed to apply patch to container, trying again...
+2024-08-20 11:02:14,377 - INFO - >>>>> Patch Apply Failed:
+patching file pkg/util.py
+Hunk #1 FAILED at 1.
+1 out of 1 hunk FAILED -- saving rejects to file pkg/util.py.rej
+
+Traceback (most recent call last):
+  File "/opt/swebench/harness/run_evaluation.py", line 150, in run_instance
+    raise EvaluationError(
+swebench.harness.run_evaluation.EvaluationError: Evaluation error for acme__pkg-2: >>>>> Patch Apply Failed:
+"""
+INSTANCE_LOG_BUILD_ERROR = """\
+2024-08-20 11:03:01,100 - INFO - Error building image acme__pkg-3: 500 Server Error
+"""
+
+
+def harness_report(iid: str, resolved: bool) -> dict[str, Any]:
+    """A per-instance report.json as the harness writes it."""
+    return {
+        iid: {
+            "patch_is_None": False,
+            "patch_exists": True,
+            "patch_successfully_applied": True,
+            "resolved": resolved,
+            "tests_status": {
+                "FAIL_TO_PASS": {
+                    "success": ["t1"] if resolved else [],
+                    "failure": [] if resolved else ["t1"],
+                },
+                "PASS_TO_PASS": {"success": ["t0"], "failure": []},
+                "FAIL_TO_FAIL": {"success": [], "failure": []},
+                "PASS_TO_FAIL": {"success": [], "failure": []},
+            },
+        }
+    }
+
+
+def test_older_results_json_labels_every_listed_prediction(tmp_path: Path) -> None:
+    # get_model_report's lists: a generated prediction that is not resolved is unresolved
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({
+        "no_generation": ["acme__pkg-4"],
+        "generated": ["acme__pkg-1", "acme__pkg-2", "acme__pkg-3", "acme__pkg-5"],
+        "with_logs": ["acme__pkg-1", "acme__pkg-2", "acme__pkg-3"],
+        "install_fail": [], "reset_failed": [],
+        "no_apply": ["acme__pkg-3"],
+        "applied": ["acme__pkg-1", "acme__pkg-2"],
+        "test_errored": [], "test_timeout": [],
+        "resolved": ["acme__pkg-1"],
+    }))  # fmt: skip
+    got = load_report(results)
+    assert got.labels == {
+        "acme__pkg-1": True, "acme__pkg-2": False, "acme__pkg-3": False, "acme__pkg-4": False,
+        "acme__pkg-5": False,
+    }  # fmt: skip
+    assert got.counts() == {
+        "empty_patch": 1, "not_evaluated": 1, "patch_apply_failed": 1, "tests_failed": 1,
+    }  # fmt: skip
+
+
+def test_instance_log_folders_without_a_report_are_unresolved_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    logs = tmp_path / "logs" / "run_evaluation" / "r1" / "run-b"
+    for iid in ("acme__pkg-1", "acme__pkg-2", "acme__pkg-3"):
+        (logs / iid).mkdir(parents=True)
+        (logs / iid / "patch.diff").write_text(P1)
+        (logs / iid / "eval.sh").write_text("#!/bin/bash\npytest tests\n")
+    (logs / "acme__pkg-1" / "run_instance.log").write_text(
+        "2024-08-20 - INFO - >>>>> Applied Patch:\n"
+    )
+    (logs / "acme__pkg-1" / "report.json").write_text(
+        json.dumps(harness_report("acme__pkg-1", True))
+    )
+    (logs / "acme__pkg-2" / "run_instance.log").write_text(INSTANCE_LOG_APPLY_FAILED)
+    (logs / "acme__pkg-3" / "run_instance.log").write_text(INSTANCE_LOG_BUILD_ERROR)
+    got = load_report(tmp_path / "logs")
+    assert got.labels == {"acme__pkg-1": True, "acme__pkg-2": False, "acme__pkg-3": False}
+    assert got.counts() == {"no_report": 1, "patch_apply_failed": 1}
+    # through the import command: the reasons are counted in what it prints
+    dataset = write(tmp_path / "rows.jsonl", ROWS)
+    preds = write(tmp_path / "b.jsonl", [
+        {"instance_id": "acme__pkg-1", "model_name_or_path": "run-b", "model_patch": P1},
+        {"instance_id": "acme__pkg-2", "model_name_or_path": "run-b", "model_patch": P2},
+    ])  # fmt: skip
+    out = tmp_path / "tasks.jsonl"
+    result = CliRunner().invoke(app, [
+        "import-swebench", "--dataset", str(dataset), "--predictions", str(preds),
+        "--report", str(tmp_path / "logs"), "--min-candidates", "1", "--out", str(out),
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "unresolved candidates by reason: patch_apply_failed 1" in result.output
+    assert [c.resolved for t in load_tasks(out) for c in t.candidates] == [True, False]
+
+
+def test_a_predictions_record_without_model_patch_is_an_error(tmp_path: Path) -> None:
+    preds = write(tmp_path / "p.jsonl", [
+        {"instance_id": "acme__pkg-1", "model_name_or_path": "run-a", "model_patch": P1},
+        {"instance_id": "acme__pkg-2", "model_name_or_path": "run-a", "patch": P2},
+    ])  # fmt: skip
+    with pytest.raises(DataError) as info:
+        load_predictions(preds)
+    message = str(info.value)
+    assert (
+        message.startswith(f"{preds}:2: model_patch: missing")
+        and "instance_id, model_name_or_path and model_patch" in message
+    )
+    assert "patch" in message.rsplit("has", 1)[1]  # the keys it does have
+    # a null model_patch is a run that produced nothing: an empty candidate, not an error
+    write(
+        preds, [{"instance_id": "acme__pkg-1", "model_name_or_path": "run-a", "model_patch": None}]
+    )
+    assert load_predictions(preds)[0].patch == ""
+
+
+def test_runs_sharing_a_model_name_stay_separate_sources(tmp_path: Path) -> None:
+    dataset = write(tmp_path / "rows.jsonl", ROWS)
+
+    def sample(patch: str) -> list[dict[str, Any]]:
+        return [{"instance_id": "acme__pkg-1", "model_name_or_path": "agent", "model_patch": patch}]
+
+    one, two = write(tmp_path / "s1.jsonl", sample(P1)), write(tmp_path / "s2.jsonl", sample(P2))
+    pool = pool_from_runs(dataset, [(one, None), (two, None)], PoolOptions(cap_per_source=1))
+    assert [c.source for c in pool.tasks[0].candidates] == ["agent (s1.jsonl)", "agent (s2.jsonl)"]
+    named = pool_from_runs(dataset, [(one, None, "first"), (two, None, "second")])
+    assert [c.source for c in named.tasks[0].candidates] == ["first", "second"]
+    # same model name and same file name: the error names an option that exists
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    a = write(tmp_path / "a" / "all_preds.jsonl", sample(P1))
+    b = write(tmp_path / "b" / "all_preds.jsonl", sample(P2))
+    with pytest.raises(DataError, match="give each run its own --source NAME"):
+        pool_from_runs(dataset, [(a, None), (b, None)])
+    runner = CliRunner()
+    base = ["import-swebench", "--dataset", str(dataset), "--out", str(tmp_path / "t.jsonl"),
+            "--predictions", str(a), "--predictions", str(b)]  # fmt: skip
+    refused = runner.invoke(app, base)
+    assert refused.exit_code == 2 and "--source NAME" in refused.output
+    ok = runner.invoke(app, [*base, "--source", "sample-1", "--source", "sample-2"])
+    assert ok.exit_code == 0, ok.output
+    assert [c.source for c in load_tasks(tmp_path / "t.jsonl")[0].candidates] == [
+        "sample-1",
+        "sample-2",
+    ]
+    # and the option the missing-name error suggests exists too
+    nameless = write(tmp_path / "n.jsonl", [{"instance_id": "acme__pkg-1", "model_patch": P1}])
+    missing = runner.invoke(app, ["import-swebench", "--dataset", str(dataset), "--out",
+                                  str(tmp_path / "t2.jsonl"), "--predictions", str(nameless)])  # fmt: skip
+    assert missing.exit_code == 2 and "--source NAME" in missing.output
+    given = runner.invoke(app, ["import-swebench", "--dataset", str(dataset), "--out",
+                                str(tmp_path / "t2.jsonl"), "--predictions", str(nameless),
+                                "--source", "mine", "--min-candidates", "1"])  # fmt: skip
+    assert given.exit_code == 0, given.output
+
+
+def test_unknown_instance_ids_are_listed_by_name(tmp_path: Path) -> None:
+    dataset = write(tmp_path / "rows.jsonl", ROWS)
+    preds = write(tmp_path / "p.jsonl", [
+        {"instance_id": iid, "model_name_or_path": "run-a", "model_patch": P1}
+        for iid in ("acme__pkg-1", "acme__pkg-99", "other__lib-7")
+    ])  # fmt: skip
+    pool = pool_from_runs(dataset, [(preds, None)], PoolOptions(min_candidates=1))
+    assert pool.unknown_instances == ["acme__pkg-99", "other__lib-7"]
+    result = CliRunner().invoke(app, ["import-swebench", "--dataset", str(dataset), "--predictions",
+                                      str(preds), "--min-candidates", "1", "--out", str(tmp_path / "t.jsonl")])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "not in the dataset: acme__pkg-99, other__lib-7" in result.output
