@@ -9,6 +9,7 @@ below; labels are saved to a CSV that survives re-running the notebook.
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,28 @@ class Audit:
     results: list[TaskResult]
     report: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def find_run(start: Path | None = None) -> Path:
+    """The run folder to audit: ``$AUDIT_RUN``, else the newest ``runs/demo-*`` that ``make demo`` wrote,
+    looked for in the current folder and its parents (a notebook runs in ``notebooks/``).
+
+    Raises:
+        DataError: neither is there; the message says how to point the notebook at a run.
+    """
+    given = os.environ.get("AUDIT_RUN")
+    if given:
+        return Path(given)
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        demos = [r.parent for r in (folder / "runs").glob("demo-*/report.json")]
+        if demos:
+            return max(demos, key=lambda d: (d.stat().st_mtime, d.name))
+    raise DataError(
+        f"no run folder to audit under {here} or its parents: set the environment variable"
+        " AUDIT_RUN (or RUN in the notebook's first cell) to a run folder, e.g. runs/exp1, or run"
+        " `make demo` first, which writes runs/demo-<time>/"
+    )
 
 
 def load_audit(folder: Path) -> Audit:

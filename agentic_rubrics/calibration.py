@@ -167,9 +167,34 @@ def _diagram(result: dict[str, Any], path: Path) -> None:
     _save(fig, path)
 
 
-def calibrate(fit_on: Path, apply_to: Path, out: Path | None = None) -> dict[str, Any]:
-    """Fit on one run folder, apply to another; returns what calibration.json holds."""
-    return apply_calibration(fit_calibration(fit_on), apply_to, out or apply_to / "calibration")
+def shared_instances(fit_on: Path, apply_to: Path) -> list[str]:
+    """Instance ids finished in both run folders (all of them when both name the same folder)."""
+    fit_ids = set(RunFolder(fit_on).progress())
+    return sorted(fit_ids & set(RunFolder(apply_to).progress()))
+
+
+def calibrate(
+    fit_on: Path, apply_to: Path, out: Path | None = None, *, allow_overlap: bool = False
+) -> dict[str, Any]:
+    """Fit on one run folder, apply to another; returns what calibration.json holds.
+
+    Raises:
+        DataError: the two runs share instances (the fit would be scored on its own training data,
+            which flatters Brier and ECE), unless ``allow_overlap``; then the result records it.
+    """
+    shared = shared_instances(fit_on, apply_to)
+    if shared and not allow_overlap:
+        raise DataError(
+            f"{fit_on} and {apply_to} share {len(shared)} instance(s) ({', '.join(shared[:5])}"
+            f"{' ...' if len(shared) > 5 else ''}): a calibration applied to the tasks it was fitted"
+            " on reports a flattering Brier and ECE. Fit on one set of instances and apply to"
+            " another, or pass --allow-overlap to go on anyway (the result then says so)."
+        )
+    result = apply_calibration(fit_calibration(fit_on), apply_to, out or apply_to / "calibration")
+    if shared:
+        result["shared_instances"] = len(shared)
+        atomic_write_json((out or apply_to / "calibration") / "calibration.json", result)
+    return result
 
 
 def load_calibration(path: Path) -> Calibration:

@@ -251,13 +251,19 @@ def calibrate(
     out: Annotated[
         Path | None, typer.Option("--out", help="Where calibration.json and reliability.png go.")
     ] = None,
+    allow_overlap: Annotated[
+        bool,
+        typer.Option(
+            "--allow-overlap", help="Go on when the two runs share instances (flattering numbers)."
+        ),
+    ] = False,
 ) -> None:
     """Fit an isotonic calibration of S on one run and apply it to another (reliability diagram)."""
     from agentic_rubrics.calibration import calibrate as run_calibration
     from agentic_rubrics.exceptions import AgenticRubricsError
 
     try:
-        result = run_calibration(fit, apply, out)
+        result = run_calibration(fit, apply, out, allow_overlap=allow_overlap)
     except AgenticRubricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc
@@ -267,6 +273,12 @@ def calibrate(
         f"{target}: {result['candidates']} candidates; Brier {b['s_as_probability']:.4f} -> "
         f"{b['calibrated']:.4f}, ECE {e['s_as_probability']:.4f} -> {e['calibrated']:.4f}"
     )
+    if result.get("shared_instances"):
+        typer.echo(
+            f"WARNING: fitted and applied on {result['shared_instances']} shared instance(s)"
+            " (--allow-overlap): these Brier and ECE figures are in-sample and flatter the calibration",
+            err=True,
+        )
 
 
 @app.command()

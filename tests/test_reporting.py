@@ -100,6 +100,22 @@ def test_calibration_fitted_on_one_run_applied_to_another(
     assert out.exit_code == 0 and "75 candidates; Brier" in out.output
 
 
+def test_calibration_refuses_runs_that_share_instances(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    fit_on = halves[0]
+    with pytest.raises(DataError, match="share 5 instance"):
+        calibrate(fit_on, fit_on, tmp_path / "same")
+    assert not (tmp_path / "same").exists()
+    runner = CliRunner()
+    args = ["calibrate", "--fit", str(fit_on), "--apply", str(fit_on), "--out", str(tmp_path / "c")]
+    refused = runner.invoke(app, args)
+    assert refused.exit_code == 2 and "--allow-overlap" in refused.output
+    loud = runner.invoke(app, [*args, "--allow-overlap"])
+    assert loud.exit_code == 0 and "WARNING: fitted and applied on 5 shared" in loud.output
+    assert json.loads((tmp_path / "c" / "calibration.json").read_text())["shared_instances"] == 5
+
+
 def test_calibration_needs_both_labels(tmp_path: Path) -> None:
     rows = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()[:1]
     record = json.loads(rows[0])
@@ -109,7 +125,7 @@ def test_calibration_needs_both_labels(tmp_path: Path) -> None:
     tasks.write_text(json.dumps(record) + "\n")
     run(tasks, tmp_path / "r", RunConfig(bootstrap_resamples=0))
     with pytest.raises(DataError, match="needs resolved and unresolved"):
-        calibrate(tmp_path / "r", tmp_path / "r")
+        calibrate(tmp_path / "r", tmp_path / "r", allow_overlap=True)
 
 
 def test_progress_counts_and_stays_quiet_off_a_terminal() -> None:
@@ -156,18 +172,32 @@ def test_the_audit_notebook_runs_on_the_demo_run(halves: tuple[Path, Path], tmp_
     from nbclient import NotebookClient
 
     notebook = nbformat.read(ROOT / "notebooks" / "rubric_utility_audit.ipynb", as_version=4)
-    os.environ["AUDIT_RUN"] = str(halves[0])
-    try:
-        NotebookClient(
-            notebook,
-            timeout=300,
-            kernel_name="python3",
-            resources={"metadata": {"path": str(tmp_path)}},
-        ).execute()
-    finally:
-        os.environ.pop("AUDIT_RUN", None)
+    # no AUDIT_RUN: the notebook, started in notebooks/, finds the run `make demo` wrote beside it
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "demo-20250101-000000").symlink_to(halves[0], target_is_directory=True)
+    (tmp_path / "notebooks").mkdir()
+    assert "AUDIT_RUN" not in os.environ
+    NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path / "notebooks")}},
+    ).execute()
     outputs = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     text = json.dumps([o.get("data", {}) for o in outputs])
     assert "tests pass, S low" in text and "Saved" in text
     assert (halves[0] / "audit_labels.csv").exists()
+
+
+def test_the_audit_says_how_to_point_it_at_a_run(tmp_path: Path) -> None:
+    assert "AUDIT_RUN" not in os.environ
+    with pytest.raises(DataError, match=r"set the environment variable AUDIT_RUN .*make demo"):
+        audit.find_run(tmp_path)
+    older, newer = tmp_path / "runs" / "demo-1", tmp_path / "runs" / "demo-2"
+    for n, folder in enumerate((older, newer)):
+        folder.mkdir(parents=True)
+        (folder / "report.json").write_text("{}")
+        os.utime(folder, (1_000_000 + n, 1_000_000 + n))
+    (tmp_path / "notebooks").mkdir()
+    assert audit.find_run(tmp_path / "notebooks") == newer.resolve()
