@@ -90,6 +90,7 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
                 stages=stages,
                 api_key=opts.api_key,
                 hook=progress,
+                redo_changed=opts.redo_changed,
             )
     except AgenticRubricsError as exc:
         typer.echo(f"error: {exc}", err=True)
@@ -285,17 +286,43 @@ def calibrate(
 def report(
     out: OutOpt,
     tasks: Annotated[
-        Path | None, typer.Option("--tasks", help="Also rewrite selections.jsonl from these tasks.")
+        Path | None,
+        typer.Option(
+            "--tasks",
+            help="Read labels from this tasks file (default: the run's own, if still there);"
+            " refused if its patches or issues differ from what was scored.",
+        ),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="Read labels from this JSONL file ({instance_id, candidate_id, resolved} rows).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Tie-break and bootstrap seed (default: the run's)."),
+    ] = None,
+    selectors: Annotated[
+        str | None,
+        typer.Option(
+            "--selectors",
+            help="Comma-separated selectors; the first writes selections.jsonl (default: the run's).",
+        ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False,
 ) -> None:
-    """Recompute report.json and report.md from a run folder's files."""
-    from agentic_rubrics.data import RunFolder, load_tasks
-    from agentic_rubrics.exceptions import AgenticRubricsError
-    from agentic_rubrics.pipeline import write_report
+    """Recompute report.json, report.md, scores.jsonl and selections.jsonl from a run folder's files.
 
+    Selection is a report-time computation: labels, seed and selectors can change here, nothing is rerun.
+    """
+    from agentic_rubrics.exceptions import AgenticRubricsError
+    from agentic_rubrics.pipeline import report_folder
+
+    names = [x.strip() for x in selectors.split(",") if x.strip()] if selectors else None
     try:
-        write_report(RunFolder(out), load_tasks(tasks) if tasks else None)
+        report_folder(out, tasks_file=tasks, labels_file=labels, seed=seed, selectors=names)
     except AgenticRubricsError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from exc

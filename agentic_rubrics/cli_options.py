@@ -19,6 +19,7 @@ class RunOptions:
     selectors: str | None = None
     seed: int | None = None
     restart: bool = False
+    redo_changed: bool = False
     trajectories: bool = True
     quiet: bool = False
     model: str | None = None
@@ -114,6 +115,14 @@ def run_options(
     ] = None,
     restart: Annotated[
         bool, typer.Option("--restart", help="Discard the folder's results instead of resuming.")
+    ] = False,
+    redo_changed: Annotated[
+        bool,
+        typer.Option(
+            "--redo-changed",
+            help="Redo the tasks whose patches, candidates or issue text changed since they were"
+            " scored (only those).",
+        ),
     ] = False,
     trajectories: Annotated[
         bool,

@@ -159,6 +159,9 @@ class RunFolder:
         self.report_json = root / "report.json"
         self.report_md = root / "report.md"
         self.scores_path = root / "scores.jsonl"
+        self.patches_path = root / "patches.jsonl"
+        self.spend_path = root / "spend.jsonl"
+        self.cache_dir = root / "cache"
         self.trajectories_dir = root / "trajectories"
 
     # configuration ----------------------------------------------------------------
@@ -182,7 +185,8 @@ class RunFolder:
         if restart and self.root.exists():
             for child in (
                 self.config_path, self.verdicts_path, self.progress_path, self.selections_path,
-                self.report_json, self.report_md, self.scores_path,
+                self.report_json, self.report_md, self.scores_path, self.patches_path,
+                self.spend_path,
             ):  # fmt: skip
                 child.unlink(missing_ok=True)
             for folder in (self.rubrics_dir, self.trajectories_dir):
@@ -223,15 +227,42 @@ class RunFolder:
             # rewrite without a torn tail, so the next append starts on a fresh line
             rows = [r for _, r in read_jsonl(self.progress_path, tolerate_torn_tail=True)]
             atomic_write_text(self.progress_path, _jsonl(rows))
-        if self.verdicts_path.exists():
-            rows = [r for _, r in read_jsonl(self.verdicts_path, tolerate_torn_tail=True)]
-            kept = [r for r in rows if r.get("instance_id") in done]
-            raw = self.verdicts_path.read_text(encoding="utf-8")
-            if len(kept) != len(rows) or (raw and not raw.endswith("\n")):
-                atomic_write_text(self.verdicts_path, _jsonl(kept))
+        for path in (self.verdicts_path, self.patches_path):
+            if path.exists():
+                rows = [r for _, r in read_jsonl(path, tolerate_torn_tail=True)]
+                kept = [r for r in rows if r.get("instance_id") in done]
+                raw = path.read_text(encoding="utf-8")
+                if len(kept) != len(rows) or (raw and not raw.endswith("\n")):
+                    atomic_write_text(path, _jsonl(kept))
 
-    def record_task(self, verdict_rows: list[dict[str, Any]], progress_row: dict[str, Any]) -> None:
-        """Append a finished task: its verdicts first, then the progress row that commits them."""
+    def forget(self, instance_ids: set[str], *, rubrics: bool = False) -> None:
+        """Make tasks unfinished again: drop their progress, verdict and patch rows (and, with
+        ``rubrics``, their rubric and trajectory), so the next pass computes them anew."""
+        if not instance_ids:
+            return
+        for path in (self.progress_path, self.verdicts_path, self.patches_path):
+            if path.exists():
+                rows = [r for _, r in read_jsonl(path, tolerate_torn_tail=True)]
+                atomic_write_text(
+                    path, _jsonl([r for r in rows if r.get("instance_id") not in instance_ids])
+                )
+        if rubrics:
+            for iid in instance_ids:
+                self.rubric_status_path(iid).unlink(
+                    missing_ok=True
+                )  # first: it marks the rubric done
+                self.rubric_path(iid).unlink(missing_ok=True)
+                self.trajectory_path(iid).unlink(missing_ok=True)
+
+    def record_task(
+        self,
+        verdict_rows: list[dict[str, Any]],
+        progress_row: dict[str, Any],
+        patch_rows: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Append a finished task: the patches it scored and its verdicts first, then the progress row
+        that commits them."""
+        append_jsonl(self.patches_path, patch_rows or [])
         append_jsonl(self.verdicts_path, verdict_rows)
         append_jsonl(self.progress_path, [progress_row])
 
@@ -255,6 +286,14 @@ class RunFolder:
     def rubric_status_path(self, instance_id: str) -> Path:
         """Where a task's exploration outcome is recorded (written after the rubric)."""
         return self.rubrics_dir / safe_name(instance_id) / "status.json"
+
+    def rubric_status(self, instance_id: str) -> dict[str, Any] | None:
+        """A task's recorded exploration outcome, if it was explored."""
+        path = self.rubric_status_path(instance_id)
+        if not path.exists():
+            return None
+        status: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return status
 
     def trajectory_path(self, instance_id: str) -> Path:
         """Where a task's exploration trajectory goes."""

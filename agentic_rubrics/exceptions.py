@@ -86,3 +86,11 @@ class SandboxError(AgenticRubricsError):
 
 class BudgetExceeded(AgenticRubricsError):
     """The run's cost limit was reached; no new model call is started."""
+
+
+class InputsChanged(DataError):
+    """A tasks file no longer matches what a run folder scored (patches, candidates, issue text)."""
+
+
+class RunFolderBusy(AgenticRubricsError):
+    """Another process is writing to the run folder."""

@@ -147,6 +147,7 @@ def work(
                 "rubric": asdict(outcome.rubric),
                 "verdict_rows": outcome.verdict_rows,
                 "progress": outcome.progress,
+                "patches": outcome.patches,
                 "calls": ctx.ledger.calls,
                 "usd": ctx.ledger.spent,
             }
@@ -203,7 +204,12 @@ def run_on_ray(
                             {"usd": spent, "calls": calls, "explore_only": True},
                         )
                     continue
-                store_task(folder, TaskOutcome(rubric, result["verdict_rows"], result["progress"]))
+                store_task(
+                    folder,
+                    TaskOutcome(
+                        rubric, result["verdict_rows"], result["progress"], result["patches"]
+                    ),
+                )
                 if hook:
                     missing = sum(1 for r in result["verdict_rows"] if r["origin"] == "missing")
                     hook(

@@ -18,6 +18,14 @@ from agentic_rubrics.config import RunConfig, load_config
 from agentic_rubrics.context import RunContext
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, load_tasks
 from agentic_rubrics.exceptions import ConfigError
+from agentic_rubrics.inputs import changed_tasks, refuse_changed
+from agentic_rubrics.labels import (
+    Labels,
+    from_tasks,
+    load_labels,
+    recorded_labels,
+    recorded_tasks_file,
+)
 from agentic_rubrics.stages import (
     compute_task,
     earlier_rubric,
@@ -27,7 +35,7 @@ from agentic_rubrics.stages import (
 )
 from agentic_rubrics.types import Task
 
-__all__ = ["RunConfig", "load_config", "run", "run_async", "write_report"]
+__all__ = ["RunConfig", "load_config", "report_folder", "run", "run_async", "write_report"]
 
 log = logging.getLogger(__name__)
 
@@ -46,18 +54,28 @@ async def run_async(
     stages: tuple[str, ...] = ("explore", "judge", "report"),
     hook: ProgressHook | None = None,
     api_key: str | None = None,
+    redo_changed: bool = False,
 ) -> dict[str, Any] | None:
     """Run the stages over every task of ``tasks_file`` into ``out``; return the report if made.
 
-    ``api_key`` is used for model calls and never written anywhere.
+    ``api_key`` is used for model calls and never written anywhere. A task whose inputs differ from
+    what the folder scored is refused, unless ``redo_changed``: then that task alone is redone.
     """
     tasks = load_tasks(tasks_file)
     folder = RunFolder(out)
     folder.open(
-        {**config.model_dump(mode="json"), "tasks_file": str(tasks_file)},
+        {**config.model_dump(mode="json"), "tasks_file": str(tasks_file.resolve())},
         config.content_hash(),
         restart=restart,
     )
+    changed = changed_tasks(folder, tasks)
+    if not redo_changed:
+        refuse_changed(
+            changed,
+            remedy="Run again with --redo-changed to redo these tasks (and only these), or give"
+            " the tasks file this folder was made with, or use another --out folder.",
+        )
+    folder.forget(set(changed), rubrics=True)
     if config.explorer.kind == "agent" and config.explorer.allow_unisolated:
         log.warning(
             "UNISOLATED sandboxes allowed: model-chosen commands may run on this machine"
@@ -95,7 +113,7 @@ async def run_async(
             await run_locally(todo, config, folder, api_key, explore_only, hook)
     if "report" not in stages:
         return None
-    return write_report(folder, tasks)
+    return write_report(folder, labels=from_tasks(tasks, f"tasks file {tasks_file}"))
 
 
 async def run_locally(
@@ -131,13 +149,29 @@ async def run_locally(
         await ctx.aclose()
 
 
-def write_report(folder: RunFolder, tasks: list[Task] | None = None) -> dict[str, Any]:
-    """Build report.json, report.md and scores.jsonl; with the tasks at hand, also selections.jsonl."""
+def write_report(
+    folder: RunFolder,
+    tasks: list[Task] | None = None,
+    *,
+    labels: Labels | None = None,
+    seed: int | None = None,
+    selectors: list[str] | None = None,
+) -> dict[str, Any]:
+    """Build report.json, report.md, scores.jsonl and selections.jsonl from the run folder.
+
+    Labels come from ``labels``, else from ``tasks``, else from the run's own tasks file (see
+    :mod:`agentic_rubrics.labels`); ``seed`` and ``selectors`` default to the recorded ones.
+    """
     from agentic_rubrics.plots import write_plots
     from agentic_rubrics.report import build_report_and_results, score_rows
     from agentic_rubrics.report_md import render_markdown
+    from agentic_rubrics.selection import write_selections
 
-    report, results = build_report_and_results(folder)
+    if labels is None and tasks is not None:
+        labels = from_tasks(tasks, "the tasks given")
+    report, results = build_report_and_results(
+        folder, labels=labels, seed=seed, selectors=selectors
+    )
     plots = write_plots(folder.root, report, results)
     report["plots"] = [path for _, path in plots]
     atomic_write_json(folder.report_json, report)
@@ -146,22 +180,39 @@ def write_report(folder: RunFolder, tasks: list[Task] | None = None) -> dict[str
         folder.scores_path,
         "".join(json.dumps(r, sort_keys=True) + "\n" for r in score_rows(results)),
     )
-    if tasks is not None:
-        primary = report["primary_selector"]
-        patches = {(t.instance_id, c.id): c.patch for t in tasks for c in t.candidates}
-        lines = []
-        for t in report["tasks"]:
-            pick = t["picks"][primary]["candidate_id"]
-            if pick is None:
-                continue
-            row = {
-                "instance_id": t["instance_id"],
-                "model_name_or_path": f"agentic-rubrics/{primary}",
-                "model_patch": patches[(t["instance_id"], pick)],
-            }
-            lines.append(json.dumps(row, ensure_ascii=False) + "\n")
-        atomic_write_text(folder.selections_path, "".join(lines))
+    write_selections(folder, report, results)
     return report
+
+
+def report_folder(
+    out: Path,
+    *,
+    tasks_file: Path | None = None,
+    labels_file: Path | None = None,
+    seed: int | None = None,
+    selectors: list[str] | None = None,
+) -> dict[str, Any]:
+    """The ``report`` command: recompute every report file of a run folder, nothing rerun.
+
+    Labels are read now: from ``labels_file``, else ``tasks_file``, else the run's own tasks file if it
+    is still there, else those recorded in the folder. A tasks file whose patches, candidates or
+    issue texts differ from what the folder scored is refused.
+    """
+    folder = RunFolder(out)
+    folder.config()  # not a run folder: say so first
+    labels = load_labels(labels_file) if labels_file is not None else None
+    tasks_file = tasks_file or recorded_tasks_file(folder)
+    if tasks_file is not None:
+        tasks = load_tasks(tasks_file)
+        refuse_changed(
+            changed_tasks(folder, tasks),
+            remedy=f"Run `agentic-rubrics run --tasks {tasks_file} --out {out} --redo-changed` to"
+            " redo them, or report with the tasks file the run was made with.",
+        )
+        labels = labels or from_tasks(tasks, f"tasks file {tasks_file}")
+    return write_report(
+        folder, labels=labels or recorded_labels(folder), seed=seed, selectors=selectors
+    )
 
 
 def run(
@@ -173,6 +224,7 @@ def run(
     stages: tuple[str, ...] = ("explore", "judge", "report"),
     hook: ProgressHook | None = None,
     api_key: str | None = None,
+    redo_changed: bool = False,
 ) -> dict[str, Any] | None:
     """Synchronous :func:`run_async` (the library's main entry point)."""
     return asyncio.run(
@@ -184,5 +236,6 @@ def run(
             stages=stages,
             hook=hook,
             api_key=api_key,
+            redo_changed=redo_changed,
         )
     )

@@ -79,6 +79,8 @@ def write_plots(
     }
     for t in labelled:
         for cid, s in t.scores.items():
+            if t.labels[cid] is None:
+                continue
             label = bool(t.labels[cid])
             if s.score is not None:
                 by_label[label].append(s.score)
@@ -136,7 +138,7 @@ def write_plots(
         for t in labelled:
             mapping = _values_for_roc(name, t)
             for cid, v in mapping.items():
-                if v is not None:
+                if v is not None and t.labels[cid] is not None:
                     values.append(float(v))
                     labels.append(int(bool(t.labels[cid])))
         points = roc_curve(values, labels)

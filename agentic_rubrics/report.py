@@ -16,7 +16,15 @@ from typing import Any
 from agentic_rubrics import metrics
 from agentic_rubrics.data import RunFolder
 from agentic_rubrics.exceptions import DataError, RubricError
-from agentic_rubrics.rerank import offline_ranking, random_ranking, rubric_ranking, select
+from agentic_rubrics.labels import Labels, default_labels
+from agentic_rubrics.repeats import repeat_stability
+from agentic_rubrics.rerank import (
+    SELECTORS,
+    offline_ranking,
+    random_ranking,
+    rubric_ranking,
+    select,
+)
 from agentic_rubrics.rubric import load_rubric
 from agentic_rubrics.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
@@ -38,14 +46,31 @@ class TaskResult:
     picks: dict[str, Selection] = field(default_factory=dict)
 
     @property
+    def labelled_ids(self) -> list[str]:
+        """The candidates with a label (metrics rest on these alone)."""
+        return [cid for cid, v in self.labels.items() if v is not None]
+
+    @property
     def labelled(self) -> bool:
-        return bool(self.labels) and all(v is not None for v in self.labels.values())
+        """At least one candidate has a label: the task counts in the metrics."""
+        return bool(self.labelled_ids)
+
+    @property
+    def fully_labelled(self) -> bool:
+        """Every candidate has a label."""
+        return bool(self.labels) and len(self.labelled_ids) == len(self.labels)
 
 
 def load_results(
-    folder: RunFolder, *, policy: DecisionPolicy, selectors: Sequence[str], seed: int
+    folder: RunFolder,
+    *,
+    policy: DecisionPolicy,
+    selectors: Sequence[str],
+    seed: int,
+    labels: Labels | None = None,
 ) -> list[TaskResult]:
-    """Rebuild scores, rankings and picks of every finished task."""
+    """Rebuild scores, rankings and picks of every finished task (labels: see :mod:`.labels`)."""
+    labels = labels if labels is not None else default_labels(folder)
     by_task: dict[str, list[Verdict]] = {}
     for row in folder.verdict_rows():
         v = Verdict.model_validate(row)
@@ -77,7 +102,7 @@ def load_results(
             progress=progress,
             rubric=rubric,
             scores=scores,
-            labels={c["id"]: c.get("resolved") for c in progress["candidates"]},
+            labels=labels.for_task(instance_id, [c["id"] for c in progress["candidates"]]),
             verdicts=verdicts,
         )
         for name in selectors:
@@ -114,7 +139,7 @@ def _selector_metrics(
     """Best@K, realised Best@1, ROC-AUC and PR-AUC of one selector on the labelled tasks."""
 
     def pool(t: TaskResult) -> tuple[list[float | None], list[int]]:
-        ids = list(t.labels)
+        ids = t.labelled_ids
         ranking = t.rankings[name]
         return [ranking[c] for c in ids], [int(bool(t.labels[c])) for c in ids]
 
@@ -122,6 +147,8 @@ def _selector_metrics(
         """The values ROC/PR rest on: S for the rubric selector, the ranking value otherwise."""
         out = []
         for cid, label in t.labels.items():
+            if label is None:
+                continue
             value = t.scores[cid].score if name == "rubric" else t.rankings[name][cid]
             if value is not None:
                 out.append((float(value), int(bool(label))))
@@ -135,7 +162,9 @@ def _selector_metrics(
         ci = metrics.bootstrap_ci(per_task, metrics.mean, n_resamples=n_resamples)
         best_ci[str(k)] = list(ci) if ci else None
 
-    picked = [float(bool(t.labels[t.picks[name].candidate_id or ""])) for t in tasks]
+    # the realised pick counts where it has a label (a pick without one is counted apart)
+    pick_labels = [t.labels.get(t.picks[name].candidate_id or "") for t in tasks]
+    picked = [float(label) for label in pick_labels if label is not None]
 
     def auc(ts: Sequence[TaskResult], fn: Any) -> float | None:
         pairs = [p for t in ts for p in scored(t)]
@@ -144,7 +173,7 @@ def _selector_metrics(
         result: float | None = fn([s for s, _ in pairs], [y for _, y in pairs])
         return result
 
-    labelled_candidates = sum(len(t.labels) for t in tasks)
+    labelled_candidates = sum(len(t.labelled_ids) for t in tasks)
     with_value = sum(len(scored(t)) for t in tasks)
     ci_real = metrics.bootstrap_ci(picked, metrics.mean, n_resamples=n_resamples)
     ci_roc = metrics.bootstrap_ci(
@@ -156,6 +185,7 @@ def _selector_metrics(
         "best_at_k_ci": best_ci,
         "realised_best_at_1": metrics.mean(picked),
         "realised_best_at_1_ci": list(ci_real) if ci_real else None,
+        "unlabelled_picks": len(pick_labels) - len(picked),
         "roc_auc": auc(tasks, metrics.roc_auc),
         "roc_auc_ci": list(ci_roc) if ci_roc else None,
         "pr_auc": auc(tasks, metrics.pr_auc),
@@ -173,17 +203,33 @@ def build_report(folder: RunFolder, *, n_resamples: int | None = None) -> dict[s
 
 
 def build_report_and_results(
-    folder: RunFolder, *, n_resamples: int | None = None
+    folder: RunFolder,
+    *,
+    n_resamples: int | None = None,
+    labels: Labels | None = None,
+    seed: int | None = None,
+    selectors: Sequence[str] | None = None,
 ) -> tuple[dict[str, Any], list[TaskResult]]:
-    """The report, and the per-task results it was computed from (for plots and audits)."""
+    """The report, and the per-task results it was computed from (for plots and audits).
+
+    ``labels``, ``seed`` and ``selectors`` are report-time settings: by default the run's tasks file's
+    labels, and the seed and selectors in config.json.
+    """
     recorded = folder.config()
     cfg = recorded["config"]
     policy = DecisionPolicy.model_validate(cfg["policy"])
-    selectors: list[str] = cfg["selectors"]
+    selectors = list(selectors or cfg["selectors"])
+    unknown = [s for s in selectors if s not in SELECTORS]
+    if unknown or not selectors or len(set(selectors)) != len(selectors):
+        raise DataError(
+            f"selectors must be distinct names among {', '.join(SELECTORS)}; got {selectors}"
+        )
+    seed = cfg["seed"] if seed is None else seed
+    labels = labels if labels is not None else default_labels(folder)
     resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]
-    results = load_results(folder, policy=policy, selectors=selectors, seed=cfg["seed"])
+    results = load_results(folder, policy=policy, selectors=selectors, seed=seed, labels=labels)
     labelled = [t for t in results if t.labelled]
-    max_pool = max((len(t.labels) for t in labelled), default=0)
+    max_pool = max((len(t.labelled_ids) for t in labelled), default=0)
     ks = list(range(1, min(cfg["max_k"], max_pool) + 1))
 
     rows = folder.verdict_rows()
@@ -205,13 +251,21 @@ def build_report_and_results(
         "judge": sorted({t.progress["judge"] for t in results}),
         "policy": policy.model_dump(),
         "primary_selector": selectors[0],
+        "seed": seed,
         "counts": {
             "tasks": len(results),
             "tasks_labelled": len(labelled),
             "candidates": n_candidates,
-            "candidates_labelled": sum(len(t.labels) for t in labelled),
+            "candidates_labelled": sum(len(t.labelled_ids) for t in labelled),
             "resolved": sum(1 for t in labelled for v in t.labels.values() if v),
             "max_pool": max_pool,
+        },
+        "labels": {
+            "source": labels.source,
+            "left_out": {
+                "tasks_without_a_labelled_candidate": len(results) - len(labelled),
+                "unlabelled_candidates": n_candidates - sum(len(t.labelled_ids) for t in labelled),
+            },
         },
         "rubrics": {
             "ok": rubric_status.get("ok", 0),
@@ -249,68 +303,18 @@ def build_report_and_results(
         ),
         "selectors": {name: _selector_metrics(name, labelled, ks, resamples) for name in selectors},
         "oracle_pass_at_k": {
-            str(k): metrics.mean(
-                metrics.pass_at_k([int(bool(v)) for v in t.labels.values()], k) for t in labelled
-            )
-            for k in ks
+            str(k): metrics.mean(metrics.pass_at_k(_ys(t), k) for t in labelled) for k in ks
         },
-        "random_at_k": metrics.mean(
-            metrics.random_at_k([int(bool(v)) for v in t.labels.values()]) for t in labelled
-        ),
-        **repeat_stability(results, policy, cfg["seed"]),
+        "random_at_k": metrics.mean(metrics.random_at_k(_ys(t)) for t in labelled),
+        **repeat_stability(results, policy, seed),
         "cost": cost_summary(results),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
     return report, results
 
 
-def repeat_stability(
-    results: list[TaskResult], policy: DecisionPolicy, seed: int
-) -> dict[str, Any]:
-    """Flakiness over repeated model verdicts, and how often the rubric's pick changes by repeat.
-
-    Identical patches share their verdicts, so each (task, patch, item) counts once. Checked items
-    never vary and are left out.
-    """
-    series: dict[tuple[str, str, str], dict[int, int | None]] = {}
-    changed = with_repeats = 0
-    for t in results:
-        repeats = int(t.progress.get("repeats", 1))
-        if repeats < 2:
-            continue
-        hashes = {c["id"]: c["patch_hash"] for c in t.progress["candidates"]}
-        for v in t.verdicts:
-            if v.origin == "checked" or v.reason == "empty_patch":
-                continue
-            series.setdefault((t.instance_id, hashes[v.candidate_id], v.item_id), {})[v.repeat] = (
-                v.value
-            )
-        if t.rubric is None:
-            continue
-        with_repeats += 1
-        picks = set()
-        for r in range(repeats):
-            scores = {}
-            for cand in t.progress["candidates"]:
-                cid = cand["id"]
-                rows = [
-                    v
-                    for v in t.verdicts
-                    if v.candidate_id == cid and (v.repeat == r or v.origin == "checked")
-                ]
-                scores[cid] = score_candidate(
-                    t.rubric, rows, instance_id=t.instance_id, candidate_id=cid,
-                    empty_patch=cand["empty"], policy=policy,
-                )  # fmt: skip
-            picks.add(select(t.instance_id, rubric_ranking(scores), "rubric", seed).candidate_id)
-        changed += len(picks) > 1
-    return {
-        "flakiness": metrics.flakiness(list(s.values()) for s in series.values()),
-        "flakiness_items": sum(
-            1 for s in series.values() if sum(v is not None for v in s.values()) >= 2
-        ),
-        "selection_changes_between_repeats": _rate(changed, with_repeats) if with_repeats else None,
-    }
+def _ys(t: TaskResult) -> list[int]:
+    return [int(bool(t.labels[c])) for c in t.labelled_ids]
 
 
 _COST_FIELDS = (
@@ -343,6 +347,7 @@ def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
         "rubric": {k: t.progress["rubric"].get(k) for k in ("status", "reason", "hash")},
         "candidates": len(t.scores),
         "resolved": sum(1 for v in t.labels.values() if v) if t.labelled else None,
+        "labelled": len(t.labelled_ids),
         "decisions": dict(sorted(Counter(s.decision for s in t.scores.values()).items())),
         "picks": {
             name: {

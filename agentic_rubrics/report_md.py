@@ -57,6 +57,22 @@ def _cost_lines(cost: dict[str, Any], tasks: int) -> list[str]:
     return lines
 
 
+def _label_lines(report: dict[str, Any]) -> list[str]:
+    c, labels = report["counts"], report["labels"]
+    out = [
+        f"Labels: {labels['source']}; {c['candidates_labelled']} of {c['candidates']} candidates"
+        " labelled."
+    ]
+    left = labels["left_out"]
+    if left["tasks_without_a_labelled_candidate"] or left["unlabelled_candidates"]:
+        out[0] += (
+            f" Left out of every metric: {left['unlabelled_candidates']} unlabelled candidates"
+            f" (their tasks count with their labelled candidates) and"
+            f" {left['tasks_without_a_labelled_candidate']} tasks with no labelled candidate."
+        )
+    return out
+
+
 def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None = None) -> str:
     """A readable report: selection quality by K, ranking quality, coverage, decisions, cost, plots."""
     c = report["counts"]
@@ -68,6 +84,8 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
         f"Explorer `{report['explorer']}`, judge `{', '.join(report['judge']) or 'none'}`, "
         f"configuration `{report['config_hash'][:19]}`. {c['tasks']} tasks ({c['tasks_labelled']} labelled),"
         f" {c['candidates']} candidates ({c['resolved']} of {c['candidates_labelled']} labelled ones resolved).",
+        "",
+        *_label_lines(report),
         "",
         "## Best@K",
         "",

@@ -25,7 +25,8 @@ from agentic_rubrics.exceptions import (
     RepoError,
     RubricError,
 )
-from agentic_rubrics.patch import is_empty_patch, patch_hash
+from agentic_rubrics.inputs import patch_rows, task_inputs, text_hash
+from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.repos import RepoTree
 from agentic_rubrics.rerank import patch_features, self_consistency_ranking
 from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml
@@ -61,6 +62,7 @@ class TaskOutcome:
     rubric: RubricOutcome
     verdict_rows: list[dict[str, Any]]
     progress: dict[str, Any]
+    patches: list[dict[str, Any]] | None = None
 
 
 def earlier_rubric(folder: RunFolder, instance_id: str) -> RubricOutcome | None:
@@ -93,7 +95,7 @@ def store_rubric(folder: RunFolder, outcome: RubricOutcome) -> None:
 def store_task(folder: RunFolder, outcome: TaskOutcome) -> None:
     """Write a finished task: its rubric (if fresh), then its verdicts, then its progress row."""
     store_rubric(folder, outcome.rubric)
-    folder.record_task(outcome.verdict_rows, outcome.progress)
+    folder.record_task(outcome.verdict_rows, outcome.progress, outcome.patches)
 
 
 # --------------------------------------------------------------------------- exploring
@@ -108,7 +110,7 @@ async def obtain_rubric(
     config, explorer = ctx.config, ctx.explorer
     started = time.monotonic()
     status: dict[str, Any] = {"schema": SCHEMA, "instance_id": task.instance_id}
-    status["base_commit"] = task.base_commit
+    status.update(base_commit=task.base_commit, problem_hash=text_hash(task.problem_statement))
     rubric: Rubric | None = None
     trajectory: list[dict[str, Any]] = []
     sandbox_kind = None
@@ -386,7 +388,9 @@ async def compute_task(
         "schema": SCHEMA,
         "instance_id": task.instance_id,
         "repo": task.repo,
-        "base_commit": task.base_commit,
+        **task_inputs(
+            task
+        ),  # the issue's hash, the base commit, each candidate's patch hash and label
         "explorer": config.explorer.kind if config.rubrics_dir is None else "reused",
         "judge": ctx.judge.name,
         "repeats": repeats,
@@ -394,22 +398,13 @@ async def compute_task(
             **{k: status.get(k) for k in ("status", "reason", "hash", "source", "items")},
             "repository": _repository_summary(status),
         },
-        "candidates": [
-            {
-                "id": c.id,
-                "patch_hash": patch_hash(c.patch),
-                "empty": is_empty_patch(c.patch),
-                "resolved": c.resolved,
-            }
-            for c in task.candidates
-        ],
         "baselines": baselines,
         "verdict_rows": len(rows),
         "judge_generated_candidates": own_output,
         "cost": ctx.ledger.for_task(task.instance_id),
         "seconds": round(time.monotonic() - started, 3),
     }
-    return TaskOutcome(rubric_outcome, rows, progress)
+    return TaskOutcome(rubric_outcome, rows, progress, patch_rows(task))
 
 
 def _repository_summary(status: dict[str, Any]) -> str:

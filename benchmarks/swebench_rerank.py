@@ -258,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         for t in load_results(
             RunFolder(static_dir), policy=policy, selectors=config.selectors, seed=0
         )
-        if t.labelled
+        if t.fully_labelled
     ]
 
     methods: dict[str, Any] = {}
@@ -361,7 +361,7 @@ def llm_methods(
             for t in load_results(
                 RunFolder(folder), policy=config.policy, selectors=config.selectors, seed=0
             )
-            if t.labelled
+            if t.fully_labelled
         ]
         out[name] = method_metrics(results, lambda t: t.rankings["rubric"], args.resamples,
                                    auc_values=lambda t: {c: s.score for c, s in t.scores.items()})  # fmt: skip
