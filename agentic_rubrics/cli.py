@@ -68,6 +68,26 @@ def schema(
         atomic_write_text(out, text)
 
 
+# --------------------------------------------------------------------------- exit codes
+
+EXIT_OK = 0
+"""The command did its job (warnings, if any, are printed at the end)."""
+EXIT_FAILED = 1
+"""The run finished but a phase failed for everyone; the summary says why and what to do."""
+EXIT_REFUSED = 2
+"""Nothing was done: bad input or configuration, a folder started otherwise, changed inputs."""
+EXIT_BUSY = 3
+"""Another process is writing to the run folder."""
+
+
+def _failed(exc: Exception) -> typer.Exit:
+    """Print an error and return the exit that goes with it."""
+    from agentic_rubrics.exceptions import RunFolderBusy
+
+    typer.echo(f"error: {exc}", err=True)
+    return typer.Exit(EXIT_BUSY if isinstance(exc, RunFolderBusy) else EXIT_REFUSED)
+
+
 # --------------------------------------------------------------------------- the main job
 
 
@@ -93,8 +113,7 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
                 redo_changed=opts.redo_changed,
             )
     except AgenticRubricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise _failed(exc) from exc
     if report is not None and not opts.quiet:
         typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
     typer.echo(f"run folder: {out}", err=True)
@@ -226,8 +245,7 @@ def import_swebench(
             raise typer.BadParameter("give --candidates, or --dataset with --predictions")
         write_tasks(pool, out)
     except AgenticRubricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise _failed(exc) from exc
     n = sum(len(t.candidates) for t in pool.tasks)
     labelled = sum(1 for t in pool.tasks for c in t.candidates if c.resolved is not None)
     typer.echo(
@@ -266,8 +284,7 @@ def calibrate(
     try:
         result = run_calibration(fit, apply, out, allow_overlap=allow_overlap)
     except AgenticRubricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise _failed(exc) from exc
     target = out or apply / "calibration"
     b, e = result["brier"], result["ece"]
     typer.echo(
@@ -324,8 +341,7 @@ def report(
     try:
         report_folder(out, tasks_file=tasks, labels_file=labels, seed=seed, selectors=names)
     except AgenticRubricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise _failed(exc) from exc
     if not quiet:
         typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
 
@@ -351,8 +367,7 @@ def _demo(
     try:
         tasks = write_tasks_jsonl(out / "demo_tasks.jsonl")
     except AgenticRubricsError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from exc
+        raise _failed(exc) from exc
     _run_stages(("explore", "judge", "report"), tasks, out, run_options(**kwargs))
 
 

@@ -18,6 +18,7 @@ from agentic_rubrics.llm import LLM, LLMConfig, llm_slot_key
 from agentic_rubrics.redaction import Redactor, url_secrets
 from agentic_rubrics.repos import RepoCache, RepoTree, resolve_repo_path
 from agentic_rubrics.rerank import PatchClassifier
+from agentic_rubrics.spend import SpendLog
 from agentic_rubrics.types import Task
 
 SANDBOX_SLOT = "sandbox"
@@ -46,6 +47,7 @@ class RunContext:
     models: list[LLM] = field(default_factory=list)
     redact: Callable[[Any], Any] = field(default_factory=Redactor)
     """Applied to everything of a task that is written: rubrics, trajectories."""
+    spend_log: SpendLog | None = None
     _repos: RepoCache | None = None
 
     def repository(self, task: Task) -> RepoTree | None:
@@ -70,10 +72,13 @@ class RunContext:
         root: Path,
         api_key: str | None,
         limiter: Limiter | None = None,
+        spent: float = 0.0,
     ) -> RunContext:
-        """Everything a task needs; ``limiter`` defaults to this process's own limits."""
+        """Everything a task needs; ``limiter`` defaults to this process's own limits, starting from
+        ``spent`` dollars (what the run spent before this process)."""
         ledger = Ledger()
-        limiter = limiter or LocalLimiter(limiter_capacities(config), config.max_cost_usd)
+        limiter = limiter or LocalLimiter(limiter_capacities(config), config.max_cost_usd, spent)
+        spend_log = SpendLog(root / "spend.jsonl")
         models: dict[str, LLM] = {}
         bases = [m.api_base for m in (config.explorer.model, config.judge.model) if m is not None]
         redact = Redactor([api_key, *(secret for base in bases for secret in url_secrets(base))])
@@ -88,6 +93,7 @@ class RunContext:
                     ledger=ledger,
                     limiter=limiter,
                     redactor=redact,
+                    spend_log=spend_log,
                 )
             return models[key]
 
@@ -101,6 +107,7 @@ class RunContext:
                 ctx.classifier = PatchClassifier(llm)
         ctx.models = list(models.values())
         ctx.redact = redact
+        ctx.spend_log = spend_log
         return ctx
 
     def spending(self) -> dict[str, Any]:
@@ -111,3 +118,5 @@ class RunContext:
         """Stop model worker processes and close caches."""
         for llm in self.models:
             await llm.aclose()
+        if self.spend_log is not None:
+            self.spend_log.close()

@@ -180,6 +180,9 @@ class RunFolder:
                     f" {recorded.get('config_hash')}, not {config_hash}; use another --out folder,"
                     " or --restart to discard its results"
                 )
+            if recorded.get("config") != config:
+                # settings outside the hash (budget, concurrency, server): the latest are in force
+                atomic_write_json(self.config_path, {**recorded, "config": config})
             self._drop_unfinished()
             return
         if restart and self.root.exists():
@@ -189,7 +192,8 @@ class RunFolder:
                 self.spend_path,
             ):  # fmt: skip
                 child.unlink(missing_ok=True)
-            for folder in (self.rubrics_dir, self.trajectories_dir):
+            # the response cache too: a restarted run must not get its answers from the old one
+            for folder in (self.rubrics_dir, self.trajectories_dir, self.cache_dir):
                 if folder.exists():
                     shutil.rmtree(folder)
         self.root.mkdir(parents=True, exist_ok=True)

@@ -50,10 +50,12 @@ def import_ray() -> Any:
 class Limits:
     """The run's global limits, as a Ray actor (created with ``ray.remote(Limits)``)."""
 
-    def __init__(self, capacities: dict[str, int], max_cost_usd: float | None) -> None:
+    def __init__(
+        self, capacities: dict[str, int], max_cost_usd: float | None, spent: float = 0.0
+    ) -> None:
         self.capacities = capacities
         self.max_cost_usd = max_cost_usd
-        self.spent = 0.0
+        self.spent = spent  # what earlier processes of the run spent counts too
         self.held: dict[str, int] = defaultdict(int)
         self.peaks: dict[str, int] = defaultdict(int)
         self._cond: asyncio.Condition | None = None
@@ -164,15 +166,20 @@ def run_on_ray(
     api_key: str | None,
     explore_only: bool,
     hook: Callable[[str, str, dict[str, Any]], None] | None,
+    spent_before: float = 0.0,
 ) -> dict[str, Any]:
-    """Run the tasks as Ray tasks and store their outcomes; returns the limits actor's final state."""
+    """Run the tasks as Ray tasks and store their outcomes; returns the limits actor's final state.
+
+    ``spent_before``: dollars the run spent in earlier processes (counted against the budget)."""
     ray = import_ray()
     started_here = False
     if not ray.is_initialized():
         ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
         started_here = True
     try:
-        limits = ray.remote(Limits).remote(limiter_capacities(config), config.max_cost_usd)
+        limits = ray.remote(Limits).remote(
+            limiter_capacities(config), config.max_cost_usd, spent_before
+        )
         remote_work = ray.remote(work).options(num_cpus=1, max_retries=0)
         workers = config.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         config_json = config.model_dump(mode="json", context={"secrets": True})  # in memory only

@@ -87,10 +87,12 @@ class Limiter(Protocol):
 class LocalLimiter:
     """The limits for tasks that all run in this process (one event loop)."""
 
-    def __init__(self, capacities: dict[str, int], max_cost_usd: float | None = None) -> None:
+    def __init__(
+        self, capacities: dict[str, int], max_cost_usd: float | None = None, spent: float = 0.0
+    ) -> None:
         self.capacities = capacities
         self.max_cost_usd = max_cost_usd
-        self.spent = 0.0
+        self.spent = spent  # what earlier processes of the run spent counts too
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self.peaks: dict[str, int] = defaultdict(int)
         self._held: dict[str, int] = defaultdict(int)

@@ -5,8 +5,9 @@ What it guarantees, for any litellm model string (hosted APIs, or a local OpenAI
 - a timeout on every call; bounded retries (tenacity) on transient failures only — rate limits (honouring
   ``Retry-After``), timeouts, 5xx, dropped connections; authentication and unknown-model errors abort the
   run at once with a clear message; a context-window error fails that call without retrying;
-- tokens and cost per call; a model litellm cannot price has cost ``None`` (unknown), never 0;
-- a content-addressed response cache on disk (key: model, messages, parameters, repeat index), so a rerun
+- tokens and cost per call; a model litellm cannot price has cost ``None`` (unknown), never 0; every
+  request recorded in the run's spend log when it leaves and when it ends (:mod:`agentic_rubrics.spend`);
+- a content-addressed response cache on disk (key: model, server, messages, parameters, repeat index), so a rerun
   costs nothing, a resumed run sends no request twice, and repeats are never collapsed;
 - one concurrency limit and one cost budget shared by every task of a run.
 
@@ -36,6 +37,7 @@ from agentic_rubrics.llm_cache import ResponseCache
 from agentic_rubrics.llm_errors import CallFailed, PhaseGuard, classify
 from agentic_rubrics.llm_reply import redact_completion, to_completion
 from agentic_rubrics.redaction import Redactor, redact_url, split_credentials, url_secrets
+from agentic_rubrics.spend import SpendLog
 from agentic_rubrics.text import clean_value, has_lone_surrogates
 from agentic_rubrics.types import Completion
 
@@ -160,6 +162,7 @@ class LLM:
         limiter: the run's global limits (concurrency per model, budget); one per run.
         redactor: what is removed from every reply before anyone reads or stores it (default: the
             key, the credentials of ``api_base``, this process's secret-looking environment values).
+        spend_log: the run's durable record of every request sent (``None``: not recorded).
     """
 
     def __init__(
@@ -171,8 +174,10 @@ class LLM:
         ledger: Ledger | None = None,
         limiter: Limiter | None = None,
         redactor: Redactor | None = None,
+        spend_log: SpendLog | None = None,
     ) -> None:
         self.config = config
+        self.spend_log = spend_log
         self.name = config.model
         self._key = SecretStr(api_key) if isinstance(api_key, str) else api_key
         key = self._key.get_secret_value() if self._key is not None else None
@@ -295,6 +300,21 @@ class LLM:
 
         return call_params(self.config, self.traits, answer_tokens=answer_tokens, **extra)
 
+    async def _recorded_send(self, kwargs: dict[str, Any], phase: str, task: str) -> Completion:
+        """One request, recorded in the run's spend log before it leaves and when it ends."""
+        log = self.spend_log
+        if log is None:
+            return await self._send(kwargs)
+        call = log.sent(model=self.config.model, phase=phase, task=task)
+        try:
+            completion = await self._send(kwargs)
+        except CallFailed as failure:
+            log.failed(call, failure.kind, getattr(failure.__cause__, "status_code", None))
+            raise
+        # a cancelled request (a deadline, a kill) keeps only its "sent" row: its cost is unknown
+        log.answered(call, completion.usage)
+        return completion
+
     async def complete(
         self,
         messages: list[dict[str, Any]],
@@ -324,7 +344,9 @@ class LLM:
         if any(has_lone_surrogates(str(m.get("content") or "")) for m in messages):
             # undecodable bytes (from a repository file, say) cannot be sent as JSON: replace them
             messages = clean_value(messages)
-        key = ResponseCache.key(self.config.model, messages, merged, repeat)
+        # the server is part of the key (without credentials: a new password asks the same server)
+        server = split_credentials(self.config.api_base)[0] if self.config.api_base else None
+        key = ResponseCache.key(self.config.model, messages, merged, repeat, server)
         if self.cache is not None and (hit := self.cache.get(key)) is not None:
             hit = self._redacted(hit)  # a cache written before redaction existed, too
             cached = hit.model_copy(update={"usage": hit.usage.model_copy(update={"cached": True})})
@@ -354,7 +376,7 @@ class LLM:
                 ):
                     with attempt:
                         self.requests_sent += 1
-                        completion = await self._send(kwargs)
+                        completion = await self._recorded_send(kwargs, phase, task)
             except CallFailed as failure:
                 self.ledger.record(phase, task, None, failed=True)
                 fatal = self.guard.failed(failure, phase)

@@ -29,9 +29,23 @@ class ResponseCache:
         self._segment: Any = None
 
     @staticmethod
-    def key(model: str, messages: list[dict[str, Any]], params: dict[str, Any], repeat: int) -> str:
+    def key(
+        model: str,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        repeat: int,
+        api_base: str | None = None,
+    ) -> str:
+        """Everything that changes the answer: the model, the server it is asked on, the messages,
+        the sampling parameters and the repeat index."""
         blob = json.dumps(
-            {"model": model, "messages": messages, "params": params, "repeat": repeat},
+            {
+                "model": model,
+                "api_base": api_base,
+                "messages": messages,
+                "params": params,
+                "repeat": repeat,
+            },
             sort_keys=True,
             ensure_ascii=False,
         )

@@ -26,6 +26,8 @@ from agentic_rubrics.labels import (
     recorded_labels,
     recorded_tasks_file,
 )
+from agentic_rubrics.lock import folder_lock
+from agentic_rubrics.spend import read_spending
 from agentic_rubrics.stages import (
     compute_task,
     earlier_rubric,
@@ -63,6 +65,23 @@ async def run_async(
     """
     tasks = load_tasks(tasks_file)
     folder = RunFolder(out)
+    with folder_lock(folder.root):
+        return await _run_locked(
+            tasks, tasks_file, folder, config, restart, stages, hook, api_key, redo_changed
+        )
+
+
+async def _run_locked(
+    tasks: list[Task],
+    tasks_file: Path,
+    folder: RunFolder,
+    config: RunConfig,
+    restart: bool,
+    stages: tuple[str, ...],
+    hook: ProgressHook | None,
+    api_key: str | None,
+    redo_changed: bool,
+) -> dict[str, Any] | None:
     folder.open(
         {**config.model_dump(mode="json"), "tasks_file": str(tasks_file.resolve())},
         config.content_hash(),
@@ -105,12 +124,16 @@ async def run_async(
     else:
         todo = []
     if todo:
+        # the budget covers the whole run: what earlier processes spent counts
+        spent = read_spending(folder.spend_path).budget_charge
         if config.executor == "ray":
             from agentic_rubrics.executor_ray import run_on_ray
 
-            await asyncio.to_thread(run_on_ray, todo, config, folder, api_key, explore_only, hook)
+            await asyncio.to_thread(
+                run_on_ray, todo, config, folder, api_key, explore_only, hook, spent
+            )
         else:
-            await run_locally(todo, config, folder, api_key, explore_only, hook)
+            await run_locally(todo, config, folder, api_key, explore_only, hook, spent)
     if "report" not in stages:
         return None
     return write_report(folder, labels=from_tasks(tasks, f"tasks file {tasks_file}"))
@@ -123,9 +146,10 @@ async def run_locally(
     api_key: str | None,
     explore_only: bool,
     hook: ProgressHook | None,
+    spent_before: float = 0.0,
 ) -> None:
     """The local executor: tasks in this process, ``task_concurrency`` at a time."""
-    ctx = RunContext.build(config, folder.root, api_key)
+    ctx = RunContext.build(config, folder.root, api_key, spent=spent_before)
     limit = asyncio.Semaphore(config.task_concurrency)
 
     async def one(task: Task) -> None:
@@ -200,6 +224,18 @@ def report_folder(
     """
     folder = RunFolder(out)
     folder.config()  # not a run folder: say so first
+    with folder_lock(folder.root):
+        return _report_locked(folder, out, tasks_file, labels_file, seed, selectors)
+
+
+def _report_locked(
+    folder: RunFolder,
+    out: Path,
+    tasks_file: Path | None,
+    labels_file: Path | None,
+    seed: int | None,
+    selectors: list[str] | None,
+) -> dict[str, Any]:
     labels = load_labels(labels_file) if labels_file is not None else None
     tasks_file = tasks_file or recorded_tasks_file(folder)
     if tasks_file is not None:

@@ -27,6 +27,7 @@ from agentic_rubrics.rerank import (
 )
 from agentic_rubrics.rubric import load_rubric
 from agentic_rubrics.scoring import DecisionPolicy, score_candidate
+from agentic_rubrics.spend import cost_summary, read_spending
 from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
 
 Ranking = dict[str, float | None]
@@ -307,7 +308,12 @@ def build_report_and_results(
         },
         "random_at_k": metrics.mean(metrics.random_at_k(_ys(t)) for t in labelled),
         **repeat_stability(results, policy, seed),
-        "cost": cost_summary(results),
+        "cost": cost_summary(
+            read_spending(folder.spend_path),
+            _cached_calls(results),
+            len(results),
+            cfg.get("max_cost_usd"),
+        ),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
     return report, results
@@ -317,26 +323,15 @@ def _ys(t: TaskResult) -> list[int]:
     return [int(bool(t.labels[c])) for c in t.labelled_ids]
 
 
-_COST_FIELDS = (
-    "calls", "cached_calls", "failed_calls", "prompt_tokens", "completion_tokens", "usd",
-    "unknown_cost_calls",
-)  # fmt: skip
-
-
-def cost_summary(results: list[TaskResult]) -> dict[str, Any]:
-    """Calls, tokens and dollars by phase, in total and per task (known dollars only)."""
-    by_phase: dict[str, dict[str, float]] = {}
-    for t in results:
-        for phase, counts in (t.progress.get("cost") or {}).items():
-            into = by_phase.setdefault(phase, dict.fromkeys(_COST_FIELDS, 0))
-            for key in _COST_FIELDS:
-                into[key] += counts.get(key, 0)
-    total = {key: sum(p[key] for p in by_phase.values()) for key in _COST_FIELDS}
-    return {
-        **total,
-        "usd_per_task": total["usd"] / len(results) if results else None,
-        "by_phase": by_phase,
-    }
+def _cached_calls(results: list[TaskResult]) -> float:
+    """Calls served from the response cache for the finished tasks (they cost nothing)."""
+    return float(
+        sum(
+            counts.get("cached_calls", 0)
+            for t in results
+            for counts in (t.progress.get("cost") or {}).values()
+        )
+    )
 
 
 def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:

@@ -40,14 +40,27 @@ def _repeat_lines(report: dict[str, Any]) -> list[str]:
 
 def _cost_lines(cost: dict[str, Any], tasks: int) -> list[str]:
     lines = [
-        f"- Cost: ${cost['usd']:.4f} (${(cost['usd_per_task'] or 0):.4f} per task) over"
-        f" {int(cost['calls'])} model calls ({int(cost['cached_calls'])} more served from the cache,"
-        f" {int(cost['failed_calls'])} failed); {int(cost['prompt_tokens'])} prompt and"
+        f"- Cost of the whole run (every process and resume): ${cost['usd']:.4f}"
+        f" (${(cost['usd_per_task'] or 0):.4f} per task) over {int(cost['requests'])} model requests:"
+        f" {int(cost['calls'])} answered, {int(cost['failed_calls'])} failed; {int(cost['cached_calls'])}"
+        f" more served from the cache; {int(cost['prompt_tokens'])} prompt and"
         f" {int(cost['completion_tokens'])} completion tokens"
     ]
     if cost["unknown_cost_calls"]:
         lines.append(
             f"- {int(cost['unknown_cost_calls'])} calls could not be priced: the dollar figure leaves them out"
+        )
+    if cost["in_flight_unknown"]:
+        lines.append(
+            f"- {int(cost['in_flight_unknown'])} requests were in flight when a process was killed:"
+            " their cost is unknown and left out of the dollar figure (the budget counts each at the"
+            " mean cost of a priced request)"
+        )
+    if cost["max_cost_usd"] is not None:
+        over = cost["budget_charge_usd"] - cost["max_cost_usd"]
+        lines.append(
+            f"- Budget: ${cost['max_cost_usd']:.4f}; counted against it: ${cost['budget_charge_usd']:.4f}"
+            + (f" (over by ${over:.4f}: requests already in flight finish)" if over > 0 else "")
         )
     for phase, c in sorted(cost["by_phase"].items()):
         lines.append(

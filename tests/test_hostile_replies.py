@@ -90,9 +90,11 @@ def test_deeply_nested_reply_is_unparsable_and_a_resume_reads_it_from_the_cache(
         got = judge_with(llm_for(srv, tmp_path / "cache"))
         assert got == {"FC1": FC1, **dict.fromkeys(ASKED, ("missing", None, "unparsable_reply"))}
         assert len(srv.requests) == 1
-    with LoopbackServer(every("{}")) as srv:  # resuming: the cached reply is read, not asked again
+        # resuming against the same server (the cache is per server): the cached reply is read,
+        # not asked again
+        srv.script = every("{}")
         assert judge_with(llm_for(srv, tmp_path / "cache")) == got
-        assert srv.requests == []
+        assert len(srv.requests) == 1
 
 
 def test_http_200_without_choices_is_an_empty_reply_and_not_retried() -> None:
@@ -125,9 +127,9 @@ def test_ids_with_control_characters_or_lone_surrogates_are_not_the_ids_asked(
         got = judge_with(llm_for(srv, tmp_path / "cache"))
         assert got == {"FC1": FC1, **dict.fromkeys(ASKED, ("missing", None, "skipped_by_judge"))}
         assert len(srv.requests) == 4  # the batch, then each id once alone
-    with LoopbackServer(every("{}")) as srv:
+        srv.script = every("{}")  # the same server (the cache is per server) answers otherwise now
         assert judge_with(llm_for(srv, tmp_path / "cache")) == got  # the cache held every reply
-        assert srv.requests == []
+        assert len(srv.requests) == 4
 
 
 @pytest.mark.parametrize("logprob", [None, 1000, float("nan"), "high"])
