@@ -14,6 +14,9 @@ from typing import Annotated, Any
 
 import typer
 
+from agentic_rubrics.cli_exit import failed as _failed
+from agentic_rubrics.cli_exit import finish as _finish
+from agentic_rubrics.cli_exit import finish_problems as _finish_problems
 from agentic_rubrics.cli_options import RunOptions, run_options
 
 app = typer.Typer(
@@ -68,26 +71,6 @@ def schema(
         atomic_write_text(out, text)
 
 
-# --------------------------------------------------------------------------- exit codes
-
-EXIT_OK = 0
-"""The command did its job (warnings, if any, are printed at the end)."""
-EXIT_FAILED = 1
-"""The run finished but a phase failed for everyone; the summary says why and what to do."""
-EXIT_REFUSED = 2
-"""Nothing was done: bad input or configuration, a folder started otherwise, changed inputs."""
-EXIT_BUSY = 3
-"""Another process is writing to the run folder."""
-
-
-def _failed(exc: Exception) -> typer.Exit:
-    """Print an error and return the exit that goes with it."""
-    from agentic_rubrics.exceptions import RunFolderBusy
-
-    typer.echo(f"error: {exc}", err=True)
-    return typer.Exit(EXIT_BUSY if isinstance(exc, RunFolderBusy) else EXIT_REFUSED)
-
-
 # --------------------------------------------------------------------------- the main job
 
 
@@ -100,8 +83,10 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
 
     try:
         cfg = load_config(opts.config, opts.overrides())
-        total = len(load_tasks(tasks))
-        with RunProgress(total, title=" + ".join(s for s in stages if s != "report")) as progress:
+        loaded = load_tasks(tasks)
+        with RunProgress(
+            len(loaded), title=" + ".join(s for s in stages if s != "report")
+        ) as progress:
             report = run(
                 tasks,
                 out,
@@ -111,12 +96,22 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
                 api_key=opts.api_key,
                 hook=progress,
                 redo_changed=opts.redo_changed,
+                retry_missing=opts.retry_missing,
             )
     except AgenticRubricsError as exc:
         raise _failed(exc) from exc
     if report is not None and not opts.quiet:
         typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
     typer.echo(f"run folder: {out}", err=True)
+    if report is not None:
+        _finish(report)
+    elif "explore" in stages:
+        from agentic_rubrics.data import RunFolder
+        from agentic_rubrics.problems import explore_problems
+
+        folder = RunFolder(out)
+        statuses = [folder.rubric_status(t.instance_id) for t in loaded]
+        _finish_problems(explore_problems([s for s in statuses if s is not None]).as_dict())
 
 
 TasksOpt = Annotated[Path, typer.Option("--tasks", help="Tasks JSONL file (one task per line).")]
@@ -339,11 +334,12 @@ def report(
 
     names = [x.strip() for x in selectors.split(",") if x.strip()] if selectors else None
     try:
-        report_folder(out, tasks_file=tasks, labels_file=labels, seed=seed, selectors=names)
+        made = report_folder(out, tasks_file=tasks, labels_file=labels, seed=seed, selectors=names)
     except AgenticRubricsError as exc:
         raise _failed(exc) from exc
     if not quiet:
         typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
+    _finish(made)
 
 
 def _demo(

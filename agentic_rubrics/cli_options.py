@@ -20,6 +20,7 @@ class RunOptions:
     seed: int | None = None
     restart: bool = False
     redo_changed: bool = False
+    retry_missing: bool = True
     trajectories: bool = True
     quiet: bool = False
     model: str | None = None
@@ -124,6 +125,14 @@ def run_options(
             " scored (only those).",
         ),
     ] = False,
+    retry_missing: Annotated[
+        bool,
+        typer.Option(
+            "--retry-missing/--no-retry-missing",
+            help="On resume, retry the verdicts and rubrics that failed transiently (provider"
+            " errors, budget, sandbox, no repository), keeping every other result.",
+        ),
+    ] = True,
     trajectories: Annotated[
         bool,
         typer.Option("--trajectories/--no-trajectories", help="Write exploration trajectories."),

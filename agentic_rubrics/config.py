@@ -25,7 +25,9 @@ _NOT_HASHED = {
     "task_concurrency", "trajectories", "max_cost_usd", "max_sandboxes", "executor", "ray_address",
     "workers",
 }  # fmt: skip
+# how a model is reached (transport), not what it answers
 _LLM_NOT_HASHED = {
+    "api_base",
     "timeout",
     "max_retries",
     "backoff_initial",
@@ -33,6 +35,11 @@ _LLM_NOT_HASHED = {
     "concurrency",
     "processes",
 }
+REPORT_TIME = ("selectors", "seed", "policy", "max_k", "bootstrap_resamples")
+"""Settings the report applies to the verdicts on disk (``report --seed/--selectors`` takes the first
+two): changing them needs no rerun, so they stay out of the hash — except what they change while judging
+(the ``patch_classifier`` selector calls the model; the seed shuffles items between repeats)."""
+MODEL_SELECTOR_NAMES = ("patch_classifier",)
 
 
 class RunConfig(BaseModel):
@@ -97,9 +104,23 @@ class RunConfig(BaseModel):
             raise ValueError("the patch_classifier selector needs a judge model")
         return self
 
-    def content_hash(self) -> str:
-        """Hash of every setting that can change a finished task's result."""
-        data = self.model_dump(mode="json", exclude=_NOT_HASHED)
+    def prompt_hashes(self) -> dict[str, str]:
+        """The hash of every prompt template this configuration sends to a model."""
+        from agentic_rubrics.prompts import load_prompt
+
+        names = []
+        if self.explorer.kind != "static":
+            names.append("rubric_agent")
+        if self.judge.kind == "llm":
+            names.append("judge")
+        names += [s for s in self.selectors if s in MODEL_SELECTOR_NAMES]
+        return {name: load_prompt(name).hash for name in names}
+
+    def hashed(self) -> dict[str, Any]:
+        """The settings that can change a finished task's result (what :meth:`content_hash` hashes):
+        the model and how it is asked (prompts included), not how it is reached, nor what the report
+        computes from the verdicts."""
+        data = self.model_dump(mode="json", exclude=_NOT_HASHED | set(REPORT_TIME))
         # where a repository comes from does not change a result (its commit is verified); whether
         # repositories are fetched at all does
         data["repos"] = {"fetch": self.repos.url_template is not None}
@@ -109,8 +130,57 @@ class RunConfig(BaseModel):
             if isinstance(part.get("model"), dict):
                 for key in _LLM_NOT_HASHED:
                     part["model"].pop(key, None)
-        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        data["model_selectors"] = [s for s in self.selectors if s in MODEL_SELECTOR_NAMES]
+        if self.judge.kind == "llm" and self.judge.repeats > 1:
+            data["seed"] = self.seed  # it orders the items of repeated judgements
+        data["prompts"] = self.prompt_hashes()
+        return data
+
+    def content_hash(self) -> str:
+        """Hash of every setting that can change a finished task's result."""
+        blob = json.dumps(self.hashed(), sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            out.update(_flat(inner, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+def config_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> dict[str, list[str]]:
+    """Settings that differ between two recorded configurations, as ``key: old -> new`` lines, grouped:
+    ``results`` (hashed: the folder cannot be resumed), ``report`` (report-time settings: ``report``
+    applies them without a rerun) and ``transport`` (speed, spending, how a model is reached)."""
+    old, new = _flat(recorded), _flat(wanted)
+    out: dict[str, list[str]] = {"results": [], "report": [], "transport": []}
+    for key in sorted(set(old) | set(new)):
+        if key == "tasks_file" or old.get(key) == new.get(key):
+            continue
+        parts = key.split(".")
+        judge = wanted.get("judge") or {}
+        if key == "seed" and judge.get("kind") == "llm" and (judge.get("repeats") or 1) > 1:
+            group = "results"  # it orders the items of repeated judgements
+        elif parts[0] in REPORT_TIME:
+            group = "report"
+        elif parts[0] == "repos":
+            fetch_changed = (old.get("repos.url_template") is None) != (
+                new.get("repos.url_template") is None
+            )
+            group = "results" if key == "repos.url_template" and fetch_changed else "transport"
+        elif (
+            parts[0] in _NOT_HASHED
+            or (len(parts) == 2 and parts[1] == "concurrency")
+            or (len(parts) == 3 and parts[1] == "model" and parts[2] in _LLM_NOT_HASHED)
+        ):
+            group = "transport"
+        else:
+            group = "results"
+        out[group].append(f"{key}: {old.get(key, '(unset)')!r} -> {new.get(key, '(unset)')!r}")
+    return out
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -149,3 +219,23 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
         err = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in err["loc"]) or "configuration"
         raise ConfigError(f"{path or 'configuration'}: {where}: {err['msg']}") from exc
+
+
+def resume_refusal(root: Path, recorded: dict[str, Any], wanted: dict[str, Any]) -> str:
+    """Why a run folder cannot be resumed with ``wanted``: the settings that differ, and which of them
+    the ``report`` command can take without a rerun."""
+    diff = config_differences(recorded, wanted)
+    lines = [f"{root}: this run folder was started with another configuration."]
+    if diff["results"]:
+        lines.append("Settings that change results differ:")
+        lines += [f"  {line}" for line in diff["results"]]
+    else:
+        lines.append("(Its configuration hash was made another way, e.g. by another version.)")
+    lines.append("Use another --out folder, or --restart to discard its results.")
+    if diff["report"]:
+        lines.append(
+            "Also different, and applied without a rerun by `agentic-rubrics report --out"
+            f" {root}` (--seed, --selectors; the others from the configuration):"
+        )
+        lines += [f"  {line}" for line in diff["report"]]
+    return "\n".join(lines)

@@ -24,6 +24,7 @@ from agentic_rubrics.context import RunContext, limiter_capacities
 from agentic_rubrics.data import RunFolder
 from agentic_rubrics.exceptions import BudgetExceeded, ConfigError
 from agentic_rubrics.limits import check
+from agentic_rubrics.retry import RetryPlan
 from agentic_rubrics.stages import (
     RubricOutcome,
     TaskOutcome,
@@ -127,11 +128,13 @@ def work(
     limits: Any,
     earlier_json: dict[str, Any] | None,
     explore_only: bool,
+    plan_json: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One task in a Ray worker: the same computation as the local executor, returned as plain data."""
     config = RunConfig.model_validate(config_json)
     task = Task.model_validate(task_json)
     earlier = RubricOutcome(**earlier_json) if earlier_json else None
+    plan = RetryPlan(**plan_json) if plan_json else None
 
     async def go() -> dict[str, Any]:
         limiter = RayLimiter(limits, budgeted=config.max_cost_usd is not None)
@@ -144,7 +147,7 @@ def work(
                     "calls": ctx.ledger.calls,
                     "usd": ctx.ledger.spent,
                 }
-            outcome = await compute_task(task, ctx, earlier)
+            outcome = await compute_task(task, ctx, earlier, plan)
             return {
                 "rubric": asdict(outcome.rubric),
                 "verdict_rows": outcome.verdict_rows,
@@ -167,6 +170,7 @@ def run_on_ray(
     explore_only: bool,
     hook: Callable[[str, str, dict[str, Any]], None] | None,
     spent_before: float = 0.0,
+    plans: dict[str, RetryPlan] | None = None,
 ) -> dict[str, Any]:
     """Run the tasks as Ray tasks and store their outcomes; returns the limits actor's final state.
 
@@ -190,9 +194,11 @@ def run_on_ray(
             while queue and len(pending) < workers:
                 task = queue.pop(0)
                 earlier = earlier_rubric(folder, task.instance_id)
+                plan = (plans or {}).get(task.instance_id)
                 ref = remote_work.remote(
                     task.model_dump(mode="json"), config_json, str(folder.root), api_key, limits,
                     asdict(earlier) if earlier else None, explore_only,
+                    asdict(plan) if plan else None,
                 )  # fmt: skip
                 pending[ref] = task
             done, _ = ray.wait(list(pending), num_returns=1)

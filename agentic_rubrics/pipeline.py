@@ -11,10 +11,11 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.config import RunConfig, load_config
+from agentic_rubrics.config import RunConfig, load_config, resume_refusal
 from agentic_rubrics.context import RunContext
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, load_tasks
 from agentic_rubrics.exceptions import ConfigError
@@ -27,6 +28,8 @@ from agentic_rubrics.labels import (
     recorded_tasks_file,
 )
 from agentic_rubrics.lock import folder_lock
+from agentic_rubrics.problems import diagnose
+from agentic_rubrics.retry import RetryPlan, plan_retries
 from agentic_rubrics.spend import read_spending
 from agentic_rubrics.stages import (
     compute_task,
@@ -57,86 +60,110 @@ async def run_async(
     hook: ProgressHook | None = None,
     api_key: str | None = None,
     redo_changed: bool = False,
+    retry_missing: bool = True,
 ) -> dict[str, Any] | None:
     """Run the stages over every task of ``tasks_file`` into ``out``; return the report if made.
 
     ``api_key`` is used for model calls and never written anywhere. A task whose inputs differ from
     what the folder scored is refused, unless ``redo_changed``: then that task alone is redone.
+    ``retry_missing``: resuming retries the items and rubrics that failed transiently
+    (:mod:`agentic_rubrics.retry`).
     """
-    tasks = load_tasks(tasks_file)
-    folder = RunFolder(out)
-    with folder_lock(folder.root):
-        return await _run_locked(
-            tasks, tasks_file, folder, config, restart, stages, hook, api_key, redo_changed
-        )
+    job = _Job(load_tasks(tasks_file), tasks_file, RunFolder(out), config, stages, hook, api_key)
+    with folder_lock(job.folder.root):
+        job.open(restart, redo_changed)
+        return await job.run(retry_missing)
 
 
-async def _run_locked(
-    tasks: list[Task],
-    tasks_file: Path,
-    folder: RunFolder,
-    config: RunConfig,
-    restart: bool,
-    stages: tuple[str, ...],
-    hook: ProgressHook | None,
-    api_key: str | None,
-    redo_changed: bool,
-) -> dict[str, Any] | None:
-    folder.open(
-        {**config.model_dump(mode="json"), "tasks_file": str(tasks_file.resolve())},
-        config.content_hash(),
-        restart=restart,
-    )
-    changed = changed_tasks(folder, tasks)
-    if not redo_changed:
-        refuse_changed(
-            changed,
-            remedy="Run again with --redo-changed to redo these tasks (and only these), or give"
-            " the tasks file this folder was made with, or use another --out folder.",
-        )
-    folder.forget(set(changed), rubrics=True)
-    if config.explorer.kind == "agent" and config.explorer.allow_unisolated:
-        log.warning(
-            "UNISOLATED sandboxes allowed: model-chosen commands may run on this machine"
-            " as this user (--unsafe-local-sandbox)"
-        )
-    explore_only = "judge" not in stages
-    if "judge" in stages:
-        done = folder.progress()
-        todo = [t for t in tasks if t.instance_id not in done]
-        if "explore" not in stages:
-            unexplored = [
-                t.instance_id
-                for t in todo
-                if not folder.rubric_status_path(t.instance_id).exists()
-                and config.rubrics_dir is None
-            ]
-            if unexplored:
-                raise ConfigError(
-                    f"{len(unexplored)} task(s) have no rubric yet (e.g. {unexplored[0]});"
-                    " run 'explore' first or pass --rubrics DIR"
-                )
-        for t in tasks:
-            if t.instance_id in done and hook:
-                hook("skipped", t.instance_id, {"missing": 0})
-    elif "explore" in stages:
-        todo = [t for t in tasks if not folder.rubric_status_path(t.instance_id).exists()]
-    else:
-        todo = []
-    if todo:
-        # the budget covers the whole run: what earlier processes spent counts
-        spent = read_spending(folder.spend_path).budget_charge
-        if config.executor == "ray":
-            from agentic_rubrics.executor_ray import run_on_ray
+@dataclass
+class _Job:
+    tasks: list[Task]
+    tasks_file: Path
+    folder: RunFolder
+    config: RunConfig
+    stages: tuple[str, ...]
+    hook: ProgressHook | None
+    api_key: str | None
 
-            await asyncio.to_thread(
-                run_on_ray, todo, config, folder, api_key, explore_only, hook, spent
+    def open(self, restart: bool, redo_changed: bool) -> None:
+        """Create or resume the folder: the same configuration, and the same inputs, or refuse."""
+        config, folder = self.config, self.folder
+        wanted = {
+            **config.model_dump(mode="json"),
+            "prompts": config.prompt_hashes(),
+            "tasks_file": str(self.tasks_file.resolve()),
+        }
+        if folder.config_path.exists() and not restart:
+            recorded = folder.config()
+            if recorded.get("config_hash") != config.content_hash():
+                raise ConfigError(resume_refusal(folder.root, recorded.get("config", {}), wanted))
+        folder.open(wanted, config.content_hash(), restart=restart)
+        changed = changed_tasks(folder, self.tasks)
+        if not redo_changed:
+            refuse_changed(
+                changed,
+                remedy="Run again with --redo-changed to redo these tasks (and only these), or"
+                " give the tasks file this folder was made with, or use another --out folder.",
             )
+        folder.forget(set(changed), rubrics=True)
+        if config.explorer.kind == "agent" and config.explorer.allow_unisolated:
+            log.warning(
+                "UNISOLATED sandboxes allowed: model-chosen commands may run on this machine"
+                " as this user (--unsafe-local-sandbox)"
+            )
+
+    async def run(self, retry_missing: bool) -> dict[str, Any] | None:
+        config, folder, tasks, stages = self.config, self.folder, self.tasks, self.stages
+        plans: dict[str, RetryPlan] = {}
+        if retry_missing and ("explore" in stages or "judge" in stages):
+            plans = plan_retries(
+                folder, tasks, rubrics="explore" in stages, verdicts="judge" in stages
+            )
+            for redo_rubric in (True, False):
+                folder.forget(
+                    {i for i, p in plans.items() if p.redo_rubric == redo_rubric},
+                    rubrics=redo_rubric,
+                )
+        explore_only = "judge" not in stages
+        if "judge" in stages:
+            done = folder.progress()
+            todo = [t for t in tasks if t.instance_id not in done]
+            if "explore" not in stages:
+                unexplored = [
+                    t.instance_id
+                    for t in todo
+                    if not folder.rubric_status_path(t.instance_id).exists()
+                    and config.rubrics_dir is None
+                ]
+                if unexplored:
+                    raise ConfigError(
+                        f"{len(unexplored)} task(s) have no rubric yet (e.g. {unexplored[0]});"
+                        " run 'explore' first or pass --rubrics DIR"
+                    )
+            for t in tasks:
+                if t.instance_id in done and self.hook:
+                    self.hook("skipped", t.instance_id, {"missing": 0})
+        elif "explore" in stages:
+            todo = [t for t in tasks if not folder.rubric_status_path(t.instance_id).exists()]
         else:
-            await run_locally(todo, config, folder, api_key, explore_only, hook, spent)
-    if "report" not in stages:
-        return None
-    return write_report(folder, labels=from_tasks(tasks, f"tasks file {tasks_file}"))
+            todo = []
+        if todo:
+            # the budget covers the whole run: what earlier processes spent counts
+            spent = read_spending(folder.spend_path).budget_charge
+            if config.executor == "ray":
+                from agentic_rubrics.executor_ray import run_on_ray
+
+                await asyncio.to_thread(
+                    run_on_ray, todo, config, folder, self.api_key, explore_only, self.hook,
+                    spent, plans,
+                )  # fmt: skip
+            else:
+                await run_locally(
+                    todo, config, folder, self.api_key, explore_only, self.hook, spent, plans
+                )
+        if "report" not in stages:
+            return None
+        return write_report(folder, labels=from_tasks(tasks, f"tasks file {self.tasks_file}"))
 
 
 async def run_locally(
@@ -147,10 +174,12 @@ async def run_locally(
     explore_only: bool,
     hook: ProgressHook | None,
     spent_before: float = 0.0,
+    plans: dict[str, RetryPlan] | None = None,
 ) -> None:
     """The local executor: tasks in this process, ``task_concurrency`` at a time."""
     ctx = RunContext.build(config, folder.root, api_key, spent=spent_before)
     limit = asyncio.Semaphore(config.task_concurrency)
+    plans = plans or {}
 
     async def one(task: Task) -> None:
         async with limit:
@@ -161,7 +190,7 @@ async def run_locally(
                 if hook:
                     hook("explored", task.instance_id, {**ctx.spending(), "explore_only": True})
                 return
-            result = await compute_task(task, ctx, earlier)
+            result = await compute_task(task, ctx, earlier, plans.get(task.instance_id))
             store_task(folder, result)
             if hook:
                 missing = sum(1 for r in result.verdict_rows if r["origin"] == "missing")
@@ -196,6 +225,7 @@ def write_report(
     report, results = build_report_and_results(
         folder, labels=labels, seed=seed, selectors=selectors
     )
+    report["problems"] = diagnose(report).as_dict()
     plots = write_plots(folder.root, report, results)
     report["plots"] = [path for _, path in plots]
     atomic_write_json(folder.report_json, report)
@@ -261,6 +291,7 @@ def run(
     hook: ProgressHook | None = None,
     api_key: str | None = None,
     redo_changed: bool = False,
+    retry_missing: bool = True,
 ) -> dict[str, Any] | None:
     """Synchronous :func:`run_async` (the library's main entry point)."""
     return asyncio.run(
@@ -273,5 +304,6 @@ def run(
             hook=hook,
             api_key=api_key,
             redo_changed=redo_changed,
+            retry_missing=retry_missing,
         )
     )

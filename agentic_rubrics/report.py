@@ -27,6 +27,7 @@ from agentic_rubrics.rerank import (
 )
 from agentic_rubrics.rubric import load_rubric
 from agentic_rubrics.scoring import DecisionPolicy, score_candidate
+from agentic_rubrics.selection import choose, primary_reason
 from agentic_rubrics.spend import cost_summary, read_spending
 from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
 
@@ -45,6 +46,8 @@ class TaskResult:
     verdicts: list[Verdict] = field(default_factory=list)
     rankings: dict[str, Ranking] = field(default_factory=dict)
     picks: dict[str, Selection] = field(default_factory=dict)
+    selected_by: str = ""
+    """The selector whose pick goes to selections.jsonl (the primary one, or its fallback)."""
 
     @property
     def labelled_ids(self) -> list[str]:
@@ -219,6 +222,7 @@ def build_report_and_results(
     recorded = folder.config()
     cfg = recorded["config"]
     policy = DecisionPolicy.model_validate(cfg["policy"])
+    given_now = selectors is not None
     selectors = list(selectors or cfg["selectors"])
     unknown = [s for s in selectors if s not in SELECTORS]
     if unknown or not selectors or len(set(selectors)) != len(selectors):
@@ -252,6 +256,11 @@ def build_report_and_results(
         "judge": sorted({t.progress["judge"] for t in results}),
         "policy": policy.model_dump(),
         "primary_selector": selectors[0],
+        "selection": {
+            "primary": selectors[0],
+            "reason": primary_reason(cfg, selectors, given_now),
+            **choose(results, selectors),
+        },
         "seed": seed,
         "counts": {
             "tasks": len(results),
@@ -344,6 +353,10 @@ def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
         "resolved": sum(1 for v in t.labels.values() if v) if t.labelled else None,
         "labelled": len(t.labelled_ids),
         "decisions": dict(sorted(Counter(s.decision for s in t.scores.values()).items())),
+        "selected": {
+            "candidate_id": t.picks[t.selected_by].candidate_id,
+            "selector": t.selected_by,
+        },
         "picks": {
             name: {
                 "candidate_id": t.picks[name].candidate_id,

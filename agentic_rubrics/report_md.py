@@ -70,6 +70,17 @@ def _cost_lines(cost: dict[str, Any], tasks: int) -> list[str]:
     return lines
 
 
+def _problem_lines(report: dict[str, Any]) -> list[str]:
+    problems = report.get("problems") or {}
+    if not problems.get("fatal") and not problems.get("warnings"):
+        return []
+    out = ["## Problems", ""]
+    for text in problems.get("fatal", []):
+        out += [f"**Failed:** {text}", ""]
+    out += [f"- {line}" for line in problems.get("warnings", [])]
+    return [*out, ""]
+
+
 def _label_lines(report: dict[str, Any]) -> list[str]:
     c, labels = report["counts"], report["labels"]
     out = [
@@ -99,6 +110,17 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
         f" {c['candidates']} candidates ({c['resolved']} of {c['candidates_labelled']} labelled ones resolved).",
         "",
         *_label_lines(report),
+        "",
+        *_problem_lines(report),
+        f"Selections (`selections.jsonl`): the `{report['selection']['primary']}` selector,"
+        f" {report['selection']['reason']}."
+        + (
+            " Where it had no value, the next selector with one picked: "
+            + ", ".join(f"{k} in {n} task(s)" for k, n in report["selection"]["fallbacks"].items())
+            + "."
+            if report["selection"]["fallbacks"]
+            else ""
+        ),
         "",
         "## Best@K",
         "",

@@ -216,16 +216,20 @@ OFFLINE_FEATURES = (
 (line-level and file-level, also relative to the pool), and the shape of its patch."""
 
 
-def patch_features(patches: Mapping[str, str]) -> dict[str, dict[str, float] | None]:
+def patch_features(
+    patches: Mapping[str, str], agreement: Ranking | None = None
+) -> dict[str, dict[str, float] | None]:
     """Per candidate: agreement with the others and the patch's shape (``None``: empty or unparsable).
 
-    Everything here is read from the patches alone; S is added at report time.
+    Everything here is read from the patches alone; S is added at report time. ``agreement``: the
+    self-consistency values, when already computed.
     """
     from agentic_rubrics.exceptions import PatchParseError
     from agentic_rubrics.explore.codeindex import is_test_path
     from agentic_rubrics.patch import parse_patch
 
-    agreement = self_consistency_ranking(patches)
+    if agreement is None:
+        agreement = self_consistency_ranking(patches)
     parsed: dict[str, Any] = {}
     for cid, patch in patches.items():
         try:

@@ -29,6 +29,7 @@ from agentic_rubrics.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.repos import RepoTree
 from agentic_rubrics.rerank import patch_features, self_consistency_ranking
+from agentic_rubrics.retry import RetryPlan, merge_costs, merge_rows
 from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml
 from agentic_rubrics.types import SCHEMA, Rubric, Task
 
@@ -292,12 +293,19 @@ def _generator_warning(task: Task, model: str) -> int:
 
 
 async def judge_task(
-    task: Task, rubric: Rubric | None, judge: Judge, *, repeats: int, concurrency: int
+    task: Task,
+    rubric: Rubric | None,
+    judge: Judge,
+    *,
+    repeats: int,
+    concurrency: int,
+    only: set[tuple[str, int]] | None = None,
 ) -> list[dict[str, Any]]:
     """Verdict rows for every candidate (none when the rubric failed: scoring says rubric_error).
 
     Identical patches (after normalising white space and index lines) are judged once and share
-    their verdicts. Checked items are recorded once (repeat 0): they cannot vary.
+    their verdicts. Checked items are recorded once (repeat 0): they cannot vary. ``only``: judge just
+    these ``(candidate_id, repeat)`` pairs (a retry).
     """
     if rubric is None:
         return []
@@ -328,21 +336,29 @@ async def judge_task(
         rows = [v.to_row() for v in verdicts if repeat == 0 or v.origin != "checked"]
         return [{**r, "candidate_id": cid} for cid in groups[key] for r in rows]
 
-    jobs = [one(key, r) for key in groups for r in range(repeats)]
+    jobs = [
+        one(key, r)
+        for key in groups
+        for r in range(repeats)
+        if only is None or any((cid, r) in only for cid in groups[key])
+    ]
     order = {c.id: n for n, c in enumerate(task.candidates)}
     rows = [row for part in await asyncio.gather(*jobs) for row in part]
+    if only is not None:
+        rows = [r for r in rows if (r["candidate_id"], r["repeat"]) in only]
     return sorted(rows, key=lambda r: (order[r["candidate_id"]], r["repeat"]))
 
 
 async def baselines_for(task: Task, ctx: RunContext) -> dict[str, Any]:
-    """The baseline selectors' values that need the patches (stored; the report needs no patch)."""
-    selectors = ctx.config.selectors
+    """The baseline selectors' values that need the patches (stored; the report needs no patch).
+
+    Those that need no model are always computed: selectors are chosen at report time."""
     patches = {c.id: c.patch for c in task.candidates}
-    out: dict[str, Any] = {}
-    if "self_consistency" in selectors:
-        out["self_consistency"] = self_consistency_ranking(patches)
-    if "offline" in selectors:
-        out["offline_features"] = patch_features(patches)
+    agreement = self_consistency_ranking(patches)
+    out: dict[str, Any] = {
+        "self_consistency": agreement,
+        "offline_features": patch_features(patches, agreement),
+    }
     if ctx.classifier is not None:
         unique = {patch_hash(p): p for p in patches.values()}
         keys = list(unique)
@@ -358,21 +374,27 @@ async def baselines_for(task: Task, ctx: RunContext) -> dict[str, Any]:
 
 
 async def compute_task(
-    task: Task, ctx: RunContext, earlier: RubricOutcome | None = None
+    task: Task, ctx: RunContext, earlier: RubricOutcome | None = None, plan: RetryPlan | None = None
 ) -> TaskOutcome:
-    """Explore (or reuse) and judge one task; nothing is written to the run folder here."""
+    """Explore (or reuse) and judge one task; nothing is written to the run folder here.
+
+    ``plan``: a retry of transient failures (judge only those, keep every other verdict)."""
     started = time.monotonic()
     config = ctx.config
     public = task.public()
     rubric_outcome = await obtain_rubric(public, ctx, earlier)
     repeats = config.judge.repeats if config.judge.kind == "llm" else 1
+    only = plan.pairs() if plan is not None and not plan.redo_rubric else None
     rows = await judge_task(
         public,
         rubric_outcome.rubric,
         ctx.judge,
         repeats=repeats,
         concurrency=config.judge.concurrency,
+        only=only,
     )
+    if plan is not None and only is not None:
+        rows = merge_rows(plan.kept_rows, rows, task)
     baselines = await baselines_for(public, ctx)
     own_output = 0
     if config.judge.model is not None:
@@ -401,7 +423,7 @@ async def compute_task(
         "baselines": baselines,
         "verdict_rows": len(rows),
         "judge_generated_candidates": own_output,
-        "cost": ctx.ledger.for_task(task.instance_id),
+        "cost": merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
         "seconds": round(time.monotonic() - started, 3),
     }
     return TaskOutcome(rubric_outcome, rows, progress, patch_rows(task))

@@ -358,19 +358,30 @@ def test_resuming_with_another_configuration_is_refused(tasks_file: Path, tmp_pa
     two.write_text("".join(tasks_file.read_text().splitlines(keepends=True)[:2]))
     tasks_file, out = two, tmp_path / "r"
     run(tasks_file, out, FAST, stages=("explore",))
-    with pytest.raises(ConfigError, match="started with configuration"):
-        run(tasks_file, out, RunConfig(bootstrap_resamples=50, seed=7), stages=("explore",))
+    other = RunConfig.model_validate({"bootstrap_resamples": 50, "explorer": {"max_turns": 5}})
+    with pytest.raises(ConfigError, match="started with another configuration"):
+        run(tasks_file, out, other, stages=("explore",))
     runner = CliRunner()
     refused = runner.invoke(
-        app, ["run", "--tasks", str(tasks_file), "--out", str(out), "--seed", "7", "-q"]
+        app, ["run", "--tasks", str(tasks_file), "--out", str(out), "--max-turns", "5", "-q"]
     )
     assert refused.exit_code == 2 and "--restart" in refused.output
     ok = runner.invoke(
         app,
-        ["run", "--tasks", str(tasks_file), "--out", str(out), "--seed", "7", "--restart", "-q"],
+        [
+            "run",
+            "--tasks",
+            str(tasks_file),
+            "--out",
+            str(out),
+            "--max-turns",
+            "5",
+            "--restart",
+            "-q",
+        ],
     )
     assert ok.exit_code == 0, ok.output
-    assert json.loads((out / "config.json").read_text())["config"]["seed"] == 7
+    assert json.loads((out / "config.json").read_text())["config"]["explorer"]["max_turns"] == 5
 
 
 @SHARES_DEMO_RUN

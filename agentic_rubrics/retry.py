@@ -1,0 +1,127 @@
+"""Transient failures are not frozen: resuming retries exactly the items and rubrics they hit.
+
+A verdict ``missing`` for ``provider_error`` or ``budget``, and a rubric that failed for
+``sandbox_error``, ``no_repository``, ``budget`` or a transient model error, may come out otherwise next
+time. Resuming (by default; ``--no-retry-missing`` keeps them) computes such a task again and keeps every
+verdict it has: only the candidates and repeats with a transient gap are judged again, and a verdict
+already judged or checked is never replaced. Answers already received come from the response cache, so
+nothing is paid twice. (A task being retried is unfinished until it is stored again: if that process is
+killed, the next resume computes it whole, its answered requests again from the cache.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_rubrics.data import RunFolder
+from agentic_rubrics.types import Task
+
+TRANSIENT_VERDICTS = frozenset({"provider_error", "budget"})
+"""Missing-verdict reasons that can change on a second try."""
+TRANSIENT_RUBRICS = frozenset(
+    {"no_repository", "budget", "provider_error", "model_error:transient"}
+)
+"""Rubric failure reasons that can change on a second try (and ``sandbox_error:*``)."""
+
+
+def transient_rubric_failure(reason: str | None) -> bool:
+    """Whether a failed rubric's reason may not recur."""
+    return bool(reason) and (reason in TRANSIENT_RUBRICS or str(reason).startswith("sandbox_error"))
+
+
+@dataclass
+class RetryPlan:
+    """What to do again for one task (plain data: it travels to Ray workers)."""
+
+    redo_rubric: bool
+    """Explore again: the rubric failed transiently (then the whole task is computed again)."""
+    redo: list[list[Any]] = field(default_factory=list)
+    """``[candidate_id, repeat]`` pairs to judge again."""
+    kept_rows: list[dict[str, Any]] = field(default_factory=list)
+    """Verdict rows kept as they are."""
+    cost: dict[str, dict[str, float]] = field(default_factory=dict)
+    """What the task cost before (added to what the retry costs)."""
+
+    def pairs(self) -> set[tuple[str, int]]:
+        """The ``(candidate_id, repeat)`` pairs to judge again."""
+        return {(str(c), int(r)) for c, r in self.redo}
+
+
+def plan_retries(
+    folder: RunFolder, tasks: Iterable[Task], *, rubrics: bool, verdicts: bool
+) -> dict[str, RetryPlan]:
+    """The tasks of ``tasks`` with a transient failure on record, and what to do again for each.
+
+    ``rubrics``: rubrics that failed transiently are explored again (needs the explore stage);
+    ``verdicts``: transiently missing verdicts are judged again (needs the judge stage).
+    """
+    done = folder.progress()
+    rows_by_task: dict[str, list[dict[str, Any]]] = {}
+    if verdicts:
+        for row in folder.verdict_rows():
+            rows_by_task.setdefault(row["instance_id"], []).append(row)
+    plans: dict[str, RetryPlan] = {}
+    for task in tasks:
+        iid = task.instance_id
+        progress = done.get(iid)
+        if progress is None:
+            status = folder.rubric_status(iid) if rubrics else None
+            if (
+                status
+                and status.get("status") != "ok"
+                and transient_rubric_failure(status.get("reason"))
+            ):
+                plans[iid] = RetryPlan(redo_rubric=True)
+            continue
+        if not verdicts:
+            continue  # exploring alone: a judged task is left as it is
+        rubric = progress["rubric"]
+        if rubric["status"] != "ok":
+            if rubrics and transient_rubric_failure(rubric.get("reason")):
+                plans[iid] = RetryPlan(redo_rubric=True, cost=progress.get("cost") or {})
+            continue
+        rows = rows_by_task.get(iid, [])
+        gaps = sorted(
+            {
+                (r["candidate_id"], r["repeat"])
+                for r in rows
+                if r["origin"] == "missing" and r["reason"] in TRANSIENT_VERDICTS
+            }
+        )
+        if gaps:
+            kept = [
+                r
+                for r in rows
+                if not (r["origin"] == "missing" and r["reason"] in TRANSIENT_VERDICTS)
+            ]
+            plans[iid] = RetryPlan(
+                redo_rubric=False,
+                redo=[list(g) for g in gaps],
+                kept_rows=kept,
+                cost=progress.get("cost") or {},
+            )
+    return plans
+
+
+def merge_rows(
+    kept: list[dict[str, Any]], fresh: list[dict[str, Any]], task: Task
+) -> list[dict[str, Any]]:
+    """The kept verdicts, plus the fresh ones for the items that had none (never one replacing another)."""
+    have = {(r["candidate_id"], r["item_id"], r["repeat"]) for r in kept}
+    rows = kept + [r for r in fresh if (r["candidate_id"], r["item_id"], r["repeat"]) not in have]
+    order = {c.id: n for n, c in enumerate(task.candidates)}
+    return sorted(rows, key=lambda r: (order.get(r["candidate_id"], len(order)), r["repeat"]))
+
+
+def merge_costs(
+    before: dict[str, dict[str, float]], now: dict[str, dict[str, float]]
+) -> dict[str, dict[str, float]]:
+    """A task's counts by phase over its attempts."""
+    out = {phase: dict(counts) for phase, counts in before.items()}
+    for phase, counts in now.items():
+        into = out.setdefault(phase, {})
+        for key, value in counts.items():
+            into[key] = into.get(key, 0) + value
+    return out
