@@ -68,17 +68,11 @@ class TaskOutcome:
 
 def earlier_rubric(folder: RunFolder, instance_id: str) -> RubricOutcome | None:
     """The rubric an earlier attempt left in the run folder, if any."""
-    import json
-
-    path = folder.rubric_status_path(instance_id)
-    if not path.exists():
+    status = folder.rubric_status(instance_id)
+    if status is None:
         return None
-    status = json.loads(path.read_text(encoding="utf-8"))
-    text = (
-        folder.rubric_path(instance_id).read_text(encoding="utf-8")
-        if status["status"] == "ok"
-        else None
-    )
+    ok = status["status"] == "ok"
+    text = folder.rubric_path(instance_id).read_text(encoding="utf-8") if ok else None
     return RubricOutcome(instance_id, text, status, fresh=False)
 
 
@@ -281,15 +275,22 @@ class _nothing:
 
 
 def _generator_warning(task: Task, model: str) -> int:
-    """Candidates whose source names the judge model (judging your own output inflates scores)."""
+    """Candidates whose source names the judge model (judging your own output inflates scores), with a
+    warning when there are some. Sources are read only to warn; they never reach a judge or a score."""
     base = re.sub(r"[^a-z0-9]", "", model.rsplit("/", 1)[-1].lower())
     if len(base) < 4:
         return 0
-    return sum(
+    own = sum(
         1
         for c in task.candidates
         if c.source and base in re.sub(r"[^a-z0-9]", "", c.source.lower())
     )
+    if own:
+        log.warning(
+            "%s: the judge model %s also generated %d candidate(s); its scores may be inflated",
+            task.instance_id, model, own,
+        )  # fmt: skip
+    return own
 
 
 async def judge_task(
@@ -385,34 +386,20 @@ async def compute_task(
     rubric_outcome = await obtain_rubric(public, ctx, earlier)
     repeats = config.judge.repeats if config.judge.kind == "llm" else 1
     only = plan.pairs() if plan is not None and not plan.redo_rubric else None
-    rows = await judge_task(
-        public,
-        rubric_outcome.rubric,
-        ctx.judge,
-        repeats=repeats,
-        concurrency=config.judge.concurrency,
-        only=only,
-    )
+    rows = await judge_task(public, rubric_outcome.rubric, ctx.judge, repeats=repeats,
+                            concurrency=config.judge.concurrency, only=only)  # fmt: skip
     if plan is not None and only is not None:
         rows = merge_rows(plan.kept_rows, rows, task)
     baselines = await baselines_for(public, ctx)
-    own_output = 0
-    if config.judge.model is not None:
-        # sources are read only to warn; they never reach a judge or a score
-        own_output = _generator_warning(task, config.judge.model.model)
-        if own_output:
-            log.warning(
-                "%s: the judge model %s also generated %d candidate(s); its scores may be inflated",
-                task.instance_id, config.judge.model.model, own_output,
-            )  # fmt: skip
+    judge_model = config.judge.model
+    own_output = _generator_warning(task, judge_model.model) if judge_model is not None else 0
     status = rubric_outcome.status
     progress = {
         "schema": SCHEMA,
         "instance_id": task.instance_id,
         "repo": task.repo,
-        **task_inputs(
-            task
-        ),  # the issue's hash, the base commit, each candidate's patch hash and label
+        # the issue's hash, the base commit, each candidate's patch hash and label
+        **task_inputs(task),
         "explorer": config.explorer.kind if config.rubrics_dir is None else "reused",
         "judge": ctx.judge.name,
         "repeats": repeats,
