@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from agentic_rubrics import prompts
@@ -20,6 +21,8 @@ from agentic_rubrics.pipeline import run
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer, requested_ids
 
 from .test_llm_pipeline import OTHER, cfg, make_inputs
+
+ROOMY = {"timeout": 60.0}  # seconds: only a hang reaches it; the timeout is not what is tested here
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
@@ -47,30 +50,52 @@ def test_transient_failures_are_retried_on_resume_keeping_everything_judged(
             return Reply(status=503)
         return Reply(content=json.dumps(dict.fromkeys(requested_ids(body), 1)))
 
-    for folder in ("out", "frozen"):
-        with LoopbackServer(flaky) as srv:
-            run(tasks, tmp_path / folder, cfg(srv, rubrics))
-    first = verdicts(tmp_path / "out")
-    assert first[("demo__task-0", "c3", "SA1")] == ("missing", None, "provider_error")
-    assert first[("demo__task-0", "c1", "SA1")] == ("judged", 1, None)
-    # resuming retries exactly the failed items; this time the server answers 0 to everything
-    with LoopbackServer(judge_answer(0)) as srv:
-        report = run(tasks, tmp_path / "out", cfg(srv, rubrics))
-        assert len(srv.requests) == 2  # c3 of each task: nothing else was asked again
-        assert all(about_other(r) for r in srv.requests)
-    assert report is not None and "provider_error" not in report["verdicts"]["missing_by_reason"]
-    again = verdicts(tmp_path / "out")
-    assert again[("demo__task-0", "c3", "SA1")] == ("judged", 0, None)
-    assert {k: v for k, v in again.items() if k[1] != "c3"} == {
-        k: v for k, v in first.items() if k[1] != "c3"
-    }  # everything judged before is kept as it was
-    assert len(rows(tmp_path / "out" / "verdicts.jsonl")) == len(first)
-    assert len(rows(tmp_path / "out" / "progress.jsonl")) == 2
-    # --no-retry-missing keeps them as they are
-    with LoopbackServer(judge_answer(0)) as srv:
-        run(tasks, tmp_path / "frozen", cfg(srv, rubrics), retry_missing=False)
-        assert srv.requests == []
-    assert verdicts(tmp_path / "frozen")[("demo__task-0", "c3", "SA1")][2] == "provider_error"
+    with LoopbackServer(flaky) as srv:
+        config = cfg(srv, rubrics, model=ROOMY)
+        for folder in ("out", "frozen"):
+            run(tasks, tmp_path / folder, config, stages=("explore", "judge"))
+        first = verdicts(tmp_path / "out")
+        assert first[("demo__task-0", "c3", "SA1")] == ("missing", None, "provider_error")
+        assert first[("demo__task-0", "c1", "SA1")] == ("judged", 1, None)
+        # resuming retries exactly the failed items; this time the server answers 0 to everything
+        srv.script = judge_answer(0)
+        before = len(srv.requests)
+        report = run(tasks, tmp_path / "out", config)
+        assert len(srv.requests) == before + 2  # c3 of each task: nothing else was asked again
+        assert all(about_other(r) for r in srv.requests[before:])
+        assert (
+            report is not None and "provider_error" not in report["verdicts"]["missing_by_reason"]
+        )
+        again = verdicts(tmp_path / "out")
+        assert again[("demo__task-0", "c3", "SA1")] == ("judged", 0, None)
+        assert {k: v for k, v in again.items() if k[1] != "c3"} == {
+            k: v for k, v in first.items() if k[1] != "c3"
+        }  # everything judged before is kept as it was
+        assert len(rows(tmp_path / "out" / "verdicts.jsonl")) == len(first)
+        assert len(rows(tmp_path / "out" / "progress.jsonl")) == 2
+        # from the command line: --no-retry-missing keeps them as they are, --retry-missing retries
+        config_file = tmp_path / "config.yaml"
+        config_file.write_text(yaml.safe_dump(config.model_dump(mode="json")))
+        command = ["run", "--tasks", str(tasks), "--out", str(tmp_path / "frozen"),
+                   "--config", str(config_file), "-q"]  # fmt: skip
+        before = len(srv.requests)
+        frozen = CliRunner().invoke(app, [*command, "--no-retry-missing"])
+        assert frozen.exit_code == 0, frozen.output
+        assert len(srv.requests) == before
+        assert verdicts(tmp_path / "frozen")[("demo__task-0", "c3", "SA1")][2] == "provider_error"
+        # the command ends with the primary selector and why, then one warning line per cause
+        assert frozen.stderr.splitlines()[-3].startswith(
+            "selections.jsonl: written by the rubric selector — given first in the run's selectors"
+        )
+        assert frozen.stderr.splitlines()[-2:] == [
+            "warning: 6 item verdicts missing: provider_error (the model provider failed after"
+            " bounded retries) — run the same command again to retry them",
+            "warning: 4 of 6 model requests failed (transient/503 4)",
+        ]
+        retried = CliRunner().invoke(app, ["judge", *command[1:], "--retry-missing"])
+        assert retried.exit_code == 0, retried.output
+        assert len(srv.requests) == before + 2
+    assert verdicts(tmp_path / "frozen")[("demo__task-0", "c3", "SA1")] == ("judged", 0, None)
 
 
 def test_a_rubric_that_failed_transiently_is_explored_again(tmp_path: Path) -> None:
@@ -134,12 +159,13 @@ def test_transport_settings_stay_out_of_the_hash_and_model_and_prompts_enter_it(
         prompts.load_prompt.cache_clear()
     # so a resumed run may reach the model at another address: config.json names the new one
     tasks, rubrics = make_inputs(tmp_path, n_tasks=1)
+    judging = ("explore", "judge")
     with LoopbackServer(judge_answer(1)) as one:
-        run(tasks, tmp_path / "out", cfg(one, rubrics))
+        run(tasks, tmp_path / "out", cfg(one, rubrics, model=ROOMY), stages=judging)
     progress = tmp_path / "out" / "progress.jsonl"
     progress.write_text("")  # the task is unfinished again, as after a kill
     with LoopbackServer(judge_answer(1)) as two:
-        run(tasks, tmp_path / "out", cfg(two, rubrics))
+        run(tasks, tmp_path / "out", cfg(two, rubrics, model=ROOMY), stages=judging)
         assert len(two.requests) == 2  # asked there, not answered from the first server's replies
     recorded = json.loads((tmp_path / "out" / "config.json").read_text())["config"]
     assert recorded["judge"]["model"]["api_base"] == two.url
@@ -149,7 +175,10 @@ def test_the_refusal_names_what_differs_and_what_report_can_take(tmp_path: Path)
     tasks, rubrics = make_inputs(tmp_path, n_tasks=1)
     out = tmp_path / "out"
     runner = CliRunner()
-    base = ["run", "--tasks", str(tasks), "--out", str(out), "--rubrics", str(rubrics), "-q"]
+    fast = tmp_path / "fast.yaml"
+    fast.write_text("bootstrap_resamples: 0\n")
+    base = ["run", "--tasks", str(tasks), "--out", str(out), "--rubrics", str(rubrics),
+            "--config", str(fast), "-q"]  # fmt: skip
     assert runner.invoke(app, base).exit_code == 0
     refused = runner.invoke(
         app, [*base, "--max-turns", "5", "--seed", "7", "--selectors", "rubric,random"]
@@ -172,7 +201,7 @@ def test_the_refusal_names_what_differs_and_what_report_can_take(tmp_path: Path)
     assert rows(out / "selections.jsonl")[0]["model_name_or_path"] == "agentic-rubrics/rubric"
     assert (out / "verdicts.jsonl").read_text() == verdicts_before
     # resuming with report-time settings alone is no refusal at all
-    assert runner.invoke(app, [*base, "--seed", "7"]).exit_code == 0
+    assert runner.invoke(app, ["judge", *base[1:], "--seed", "7"]).exit_code == 0
 
 
 def test_a_phase_failing_for_everyone_exits_non_zero_with_the_cause_and_the_fix(

@@ -1,88 +1,110 @@
 """Paid once, budgeted once: one writer per run folder, a budget and a cost that span kills and resumes,
-and a response cache that never answers for another server."""
+and a response cache that never answers for another server.
+
+Where a separate process is the point (a second writer, a killed one) the tests start real ones,
+gated by pipes rather than by sleeping; they run without a model, which keeps them quick to start (a
+process that imports litellm takes seconds). A run interrupted while a request is in flight is
+interrupted here as Ctrl-C does it.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
+from agentic_rubrics.cli import app
 from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.exceptions import RunFolderBusy
-from agentic_rubrics.pipeline import run
-from agentic_rubrics.testing import LoopbackServer, judge_answer
+from agentic_rubrics.llm import LLM, LLMConfig
+from agentic_rubrics.pipeline import run, run_async
+from agentic_rubrics.spend import read_spending
+from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer
 
 from .test_llm_pipeline import cfg, make_inputs
 
-CLI = str(Path(sys.executable).parent / "agentic-rubrics")
+ROOMY = {"timeout": 60.0}  # seconds: only a hang reaches it; the timeout is not what is tested here
 
 
 def rows(path: Path) -> list[dict[str, Any]]:
     return [r for _, r in read_jsonl(path)]
 
 
-def command(
-    tasks: Path, out: Path, rubrics: Path, server: LoopbackServer, *extra: str
-) -> list[str]:
-    return [
-        CLI, "run", "--tasks", str(tasks), "--out", str(out), "--rubrics", str(rubrics),
-        "--model", "openai/judge-under-test", "--api-base", server.url, "-q", *extra,
-    ]  # fmt: skip
+# a run that holds its folder mid-run: its progress hook stops after the first task until told to go on
+HOLDER = r"""
+import sys
+from pathlib import Path
+
+from agentic_rubrics.config import load_config
+from agentic_rubrics.pipeline import run
+
+held = []
 
 
-def wait_for(check: Any, seconds: float = 120) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.02)
-    raise AssertionError("timed out waiting")
+def hook(event, instance_id, info):
+    if event == "judged" and not held:
+        held.append(instance_id)
+        print("holding", flush=True)
+        sys.stdin.readline()
+
+
+tasks, out, config = map(Path, sys.argv[1:4])
+run(tasks, out, load_config(config), hook=hook, stages=("explore", "judge"))
+"""
+
+
+def hold(tasks: Path, out: Path, config: Path) -> subprocess.Popen[str]:
+    """A process running ``run`` on ``out``, stopped after its first task (it holds the lock)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tasks), str(out), str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline() == "holding\n"
+    return proc
 
 
 def test_one_process_writes_a_run_folder_at_a_time(tmp_path: Path) -> None:
-    tasks, rubrics = make_inputs(tmp_path, n_tasks=4)
+    tasks, rubrics = make_inputs(tmp_path, n_tasks=3)
     out = tmp_path / "out"
     config = tmp_path / "c.yaml"
-    config.write_text(yaml.safe_dump({"bootstrap_resamples": 0, "task_concurrency": 1}))
-    with LoopbackServer(judge_answer(1), latency=0.3) as srv:
-        first = subprocess.Popen(
-            command(tasks, out, rubrics, srv, "--config", str(config)),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+    config.write_text(
+        yaml.safe_dump(
+            {"rubrics_dir": str(rubrics), "bootstrap_resamples": 0, "task_concurrency": 1}
         )
-        wait_for(lambda: (out / "config.json").exists())
-        second = subprocess.run(
-            command(tasks, out, rubrics, srv, "--config", str(config)),
-            capture_output=True,
-            text=True,
-        )
-        assert second.returncode == 3, second.stderr
-        assert "another process is writing to this run folder (process" in second.stderr
-        assert f"process {first.pid} on" in second.stderr
-        assert first.wait(timeout=120) == 0
-        assert len(srv.requests) == 4 * (2 + 2)  # judge and classifier calls, none paid twice
-    assert len(rows(out / "verdicts.jsonl")) == 4 * 4 * 4  # tasks x candidates x items, once
-    assert len(rows(out / "progress.jsonl")) == 4
+    )
+    first = hold(tasks, out, config)
+    runner = CliRunner()
+    args = ["--tasks", str(tasks), "--out", str(out), "--config", str(config), "-q"]
+    for command in (["run", *args], ["judge", *args], ["report", "--out", str(out), "-q"]):
+        second = runner.invoke(app, command)
+        assert second.exit_code == 3, second.output
+        assert "another process is writing to this run folder (process" in second.output
+        assert f"process {first.pid} on" in second.output
+    assert len(rows(out / "progress.jsonl")) == 1  # nothing written by the second process
+    first.communicate("\n", timeout=120)
+    assert first.returncode == 0
+    assert len(rows(out / "verdicts.jsonl")) == 3 * 4 * 4  # tasks x candidates x items, once
+    assert len(rows(out / "progress.jsonl")) == 3
     # a process killed while holding the lock leaves nothing that blocks the next one
-    with LoopbackServer(judge_answer(1), latency=0.3) as srv:
-        killed = subprocess.Popen(
-            command(tasks, tmp_path / "k", rubrics, srv, "--config", str(config)),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wait_for(lambda: len(srv.requests) >= 1)
-        killed.send_signal(signal.SIGKILL)
-        killed.wait()
-        assert (tmp_path / "k" / ".lock").exists()
-        report = run(tasks, tmp_path / "k", cfg(srv, rubrics), restart=True)
-    assert report is not None and report["counts"]["tasks"] == 4
+    killed = hold(tasks, tmp_path / "k", config)
+    killed.kill()
+    killed.wait()
+    assert json.loads((tmp_path / "k" / ".lock").read_text())["pid"] == killed.pid
+    resumed = runner.invoke(app, ["judge", *args[:2], "--out", str(tmp_path / "k"), *args[4:]])
+    assert resumed.exit_code == 0, resumed.output
+    assert len(rows(tmp_path / "k" / "progress.jsonl")) == 3
 
 
 def test_the_lock_refuses_in_process_too(tmp_path: Path) -> None:
@@ -92,6 +114,7 @@ def test_the_lock_refuses_in_process_too(tmp_path: Path) -> None:
     busy = pytest.raises(RunFolderBusy, match=r"another process is writing .* --out")
     with LoopbackServer(judge_answer(1)) as srv, folder_lock(tmp_path / "out"), busy:
         run(tasks, tmp_path / "out", cfg(srv, rubrics))
+    assert not (tmp_path / "out" / "config.json").exists()
 
 
 PRICE = (
@@ -99,63 +122,187 @@ PRICE = (
 )
 
 
-def test_budget_and_cost_span_kills_and_resumes(tmp_path: Path) -> None:
-    tasks, rubrics = make_inputs(tmp_path, n_tasks=12)
+def budget_config(srv: LoopbackServer, rubrics: Path, max_cost: float | None = None) -> Any:
+    """Strictly one request at a time: which requests are sent is then the same on any machine."""
+    model = {**ROOMY, "input_cost_per_token": PRICE, "concurrency": 1}
+    return cfg(srv, rubrics, model=model, judge={"concurrency": 1}, task_concurrency=1,
+               bootstrap_resamples=0, max_cost_usd=max_cost)  # fmt: skip
+
+
+def interrupted(tasks: Path, out: Path, config: Any, arrived: threading.Event) -> None:
+    """Run until ``arrived`` is set (by the server, holding a request), then interrupt the run as
+    Ctrl-C does (``asyncio.run`` cancels its main task): that request stays in flight, unanswered."""
+
+    async def go() -> None:
+        job = asyncio.create_task(run_async(tasks, out, config))
+        await asyncio.to_thread(arrived.wait, 120)
+        assert not job.done(), job
+        job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await job
+
+    asyncio.run(go())
+
+
+def test_budget_and_cost_span_interruptions_and_resumes(tmp_path: Path) -> None:
+    tasks, rubrics = make_inputs(tmp_path, n_tasks=6)  # 2 requests a task: c1 (and its twin c2), c3
     out = tmp_path / "out"
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "bootstrap_resamples": 0,
-                "task_concurrency": 1,
-                "judge": {"model": {"input_cost_per_token": PRICE}, "concurrency": 1},
-            }
-        )
+    arrived, stuck = threading.Event(), threading.Event()
+    answer = judge_answer(1)
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if n == 5:  # in flight when the run is interrupted: sent, maybe billed, never answered
+            arrived.set()
+            stuck.wait(120)
+        return answer(body, n)
+
+    with LoopbackServer(script) as srv:
+        try:
+            interrupted(tasks, out, budget_config(srv, rubrics), arrived)
+        finally:
+            stuck.set()
+        assert len(srv.requests) == 6 and len(rows(out / "progress.jsonl")) == 2
+        # 5 requests answered ($0.05) and one in flight (counted at the mean, $0.01): the resumed
+        # run starts requests while less than $0.085 is counted: 3 more
+        report = run(tasks, out, budget_config(srv, rubrics, max_cost=0.085))
+        assert report is not None
+        assert len(srv.requests) == 6 + 3
+        cost = report["cost"]
+        assert cost["requests"] == len(srv.requests)  # every request the server received
+        assert (cost["calls"], cost["in_flight_unknown"], cost["failed_calls"]) == (8, 1, 0)
+        assert cost["usd"] == pytest.approx(0.08)
+        assert cost["budget_charge_usd"] == pytest.approx(0.09)
+        assert cost["max_cost_usd"] == 0.085
+        assert cost["cached_calls"] == 1  # task 2's first answer, received before the interruption
+        assert report["verdicts"]["missing_by_reason"]["budget"] == 2 * 3 * 3  # tasks 4, 5: c1-c3
+        md = (out / "report.md").read_text()
+        assert "Cost of the whole run (every process and resume)" in md and "Budget: $" in md
+        # resuming without the budget judges exactly what the budget left out, nothing twice
+        done = run(tasks, out, budget_config(srv, rubrics))
+        assert done is not None and "budget" not in done["verdicts"]["missing_by_reason"]
+        assert len(srv.requests) == 6 * 2 + 1  # every request once; the one in flight twice
+        assert done["cost"]["requests"] == len(srv.requests) and done["cost"]["calls"] == 12
+
+
+def test_the_budget_overshoots_by_at_most_the_requests_in_flight(tmp_path: Path) -> None:
+    tasks, rubrics = make_inputs(tmp_path, n_tasks=4)  # 8 requests, up to 4 in flight at once
+    together = threading.Barrier(4)
+    answer = judge_answer(1)
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if n < 4:
+            together.wait(120)  # the first four are all in flight before any is answered
+        return answer(body, n)
+
+    with LoopbackServer(script) as srv:
+        model = {**ROOMY, "input_cost_per_token": PRICE, "concurrency": 4}
+        config = cfg(srv, rubrics, model=model, judge={"concurrency": 2}, task_concurrency=4,
+                     bootstrap_resamples=0, max_cost_usd=0.015)  # fmt: skip
+        report = run(tasks, tmp_path / "out", config)
+        sent = len(srv.requests)
+    # each request started below $0.015, with at most 3 others in flight: the run ends at most 4
+    # requests ($0.04) over the budget (which of the later ones started depends on timing: the first
+    # answer counted may let one more start while the other three are being counted)
+    assert report is not None and sent in (4, 5) and srv.max_in_flight == 4
+    usd = report["cost"]["usd"]
+    assert usd == pytest.approx(sent * 0.01) and 0.015 < usd < 0.015 + 4 * 0.01
+    assert report["verdicts"]["missing_by_reason"]["budget"] > 0
+    md = (tmp_path / "out" / "report.md").read_text()
+    assert f"Budget: $0.0150; counted against it: ${usd:.4f} (over by ${usd - 0.015:.4f}:" in md
+    assert "requests already in flight finish)" in md
+
+
+# a process recording requests as the LLM door does, then killed with one in flight
+SPENDER = r"""
+import sys
+from pathlib import Path
+
+from agentic_rubrics.spend import SpendLog
+from agentic_rubrics.types import Usage
+
+log = SpendLog(Path(sys.argv[1]))
+for n in range(3):
+    call = log.sent(model="m", phase="judge", task=f"t{n}")
+    log.answered(call, Usage(prompt_tokens=100, completion_tokens=20, cost_usd=0.01))
+log.failed(log.sent(model="m", phase="judge", task="t3"), "transient", 503)
+log.sent(model="m", phase="judge", task="t4")
+print("in flight", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_the_spend_log_survives_a_killed_process(tmp_path: Path) -> None:
+    path = tmp_path / "spend.jsonl"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SPENDER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    with LoopbackServer(judge_answer(1), latency=0.05) as srv:
-        base = command(tasks, out, rubrics, srv, "--config", str(config), "--llm-concurrency", "2")
-        for _ in range(2):  # two kills, each after a few more answers
-            before = len(srv.answered)
-            proc = subprocess.Popen(base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_for(lambda before=before: len(srv.answered) >= before + 5)
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-        spent_before = len(srv.answered) * 0.01
-        assert spent_before >= 0.10 - 1e-9
-        budget = round(spent_before + 0.04, 4)
-        finished = subprocess.run(
-            [*base, "--max-cost", str(budget)], capture_output=True, text=True
-        )
-        assert finished.returncode == 0, finished.stderr
-        received, answered = len(srv.requests), len(srv.answered)
-    # the resumed run counted what the killed ones spent: the whole run stays within the budget,
-    # overshooting by at most the requests in flight (2 at --llm-concurrency 2)
-    assert answered * 0.01 <= budget + 2 * 0.01 + 1e-9
-    assert answered < 12 * 2  # the budget really stopped it
-    report = json.loads((out / "report.json").read_text())
-    missing = report["verdicts"]["missing_by_reason"]
-    assert missing.get("budget", 0) > 0
-    cost = report["cost"]
-    # the report's cost is the whole run's: every request the server received, every dollar it billed
-    assert cost["requests"] >= received and cost["requests"] <= received + 2 * 2
-    assert cost["calls"] <= answered <= cost["calls"] + cost["in_flight_unknown"]
-    assert cost["usd"] == pytest.approx(cost["calls"] * 0.01)
-    assert cost["max_cost_usd"] == budget
-    md = (out / "report.md").read_text()
-    assert "Cost of the whole run (every process and resume)" in md and "Budget: $" in md
+    assert proc.stdout is not None and proc.stdout.readline() == "in flight\n"
+    proc.send_signal(signal.SIGKILL)  # no exit handler runs: only what was written when it happened
+    proc.wait()
+    spent = read_spending(path)
+    assert {k: spent.totals[k] for k in ("requests", "calls", "failed_calls", "in_flight_unknown")} == {
+        "requests": 5, "calls": 3, "failed_calls": 1, "in_flight_unknown": 1,
+    }  # fmt: skip
+    assert spent.totals["usd"] == pytest.approx(0.03)
+    assert spent.budget_charge == pytest.approx(0.04)  # the one in flight at the mean cost
+    assert dict(spent.failures) == {"transient/503": 1}
 
 
-def test_restart_discards_the_cache_and_the_new_server_answers(tmp_path: Path) -> None:
+def test_the_budget_counts_the_whole_run_not_this_process(tmp_path: Path) -> None:
+    tasks, rubrics = make_inputs(tmp_path, n_tasks=4)
+    out = tmp_path / "out"
+    with LoopbackServer(judge_answer(1)) as srv:
+        run(tasks, out, budget_config(srv, rubrics, max_cost=0.025), stages=("explore", "judge"))
+        assert len(srv.requests) == 3  # started below $0.025: three
+        second = run(tasks, out, budget_config(srv, rubrics, max_cost=0.045))
+        assert second is not None
+        assert len(srv.requests) == 5  # two more, not five: the first process's $0.03 counts
+        assert second["cost"]["usd"] == pytest.approx(0.05)
+        assert second["cost"]["requests"] == 5 and second["cost"]["max_cost_usd"] == 0.045
+
+
+def test_restart_discards_the_cache(tmp_path: Path) -> None:
     tasks, rubrics = make_inputs(tmp_path, n_tasks=1)
     out = tmp_path / "out"
-    with LoopbackServer(judge_answer(1)) as old:
-        run(tasks, out, cfg(old, rubrics))
-    assert {r["value"] for r in rows(out / "verdicts.jsonl") if r["origin"] == "judged"} == {1}
-    with LoopbackServer(judge_answer(0)) as new:
-        report = run(tasks, out, cfg(new, rubrics), restart=True)
-        assert len(new.requests) == 2  # asked again, not served from the old server's answers
+    with LoopbackServer(judge_answer(1)) as srv:
+        run(tasks, out, cfg(srv, rubrics, model=ROOMY), stages=("explore", "judge"))
+        assert {r["value"] for r in rows(out / "verdicts.jsonl") if r["origin"] == "judged"} == {1}
+        srv.script = judge_answer(0)  # the same server now answers otherwise
+        report = run(tasks, out, cfg(srv, rubrics, model=ROOMY), restart=True)
+        assert len(srv.requests) == 4  # asked again, not served from the discarded answers
     assert report is not None
     assert {r["value"] for r in rows(out / "verdicts.jsonl") if r["origin"] == "judged"} == {0}
-    config = json.loads((out / "config.json").read_text())["config"]
-    assert config["judge"]["model"]["api_base"] == new.url
     assert report["cost"]["calls"] == 2 and report["cost"]["cached_calls"] == 0
+
+
+def test_the_cache_answers_for_its_own_server_only(tmp_path: Path) -> None:
+    messages = [{"role": "user", "content": "Is x 2? Answer with JSON."}]
+
+    def ask(url: str) -> str | None:
+        import asyncio
+
+        llm = LLM(LLMConfig(model="openai/m", api_base=url, **ROOMY), cache_dir=tmp_path / "c")
+
+        async def go() -> str | None:
+            try:
+                return (await llm.complete(messages, phase="judge", task="t")).content
+            finally:
+                await llm.aclose()
+
+        return asyncio.run(go())
+
+    one_said = json.dumps({"server": "one"})
+    with (
+        LoopbackServer(lambda b, n: Reply(content=one_said)) as one,
+        LoopbackServer(lambda b, n: Reply(content=json.dumps({"server": "two"}))) as two,
+    ):
+        assert ask(one.url) == one_said
+        assert ask(two.url) == json.dumps({"server": "two"})  # not the first server's answer
+        assert len(two.requests) == 1
+        assert ask(one.url) == one_said and len(one.requests) == 1  # its own answer, cached
+        # the same server with other credentials in its address: the same answers
+        with_password = one.url.replace("http://", "http://user:secret@")
+        assert ask(with_password) == one_said and len(one.requests) == 1
