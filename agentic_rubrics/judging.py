@@ -1,0 +1,121 @@
+"""One task's judging: the verdict rows of every candidate and the baseline selectors' values.
+
+Identical patches are judged once and share their verdicts; a retry judges only the candidates and
+repeats it names. Like :mod:`agentic_rubrics.stages`, nothing here touches the run folder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from typing import Any
+
+from agentic_rubrics import Judge
+from agentic_rubrics.context import RunContext
+from agentic_rubrics.exceptions import JudgeError
+from agentic_rubrics.patch import patch_hash
+from agentic_rubrics.rerank import patch_features, self_consistency_ranking
+from agentic_rubrics.types import Rubric, Task
+
+log = logging.getLogger(__name__)
+
+
+def generator_warning(task: Task, model: str) -> int:
+    """Candidates whose source names the judge model (judging your own output inflates scores), with a
+    warning when there are some. Sources are read only to warn; they never reach a judge or a score."""
+    base = re.sub(r"[^a-z0-9]", "", model.rsplit("/", 1)[-1].lower())
+    if len(base) < 4:
+        return 0
+    own = sum(
+        1
+        for c in task.candidates
+        if c.source and base in re.sub(r"[^a-z0-9]", "", c.source.lower())
+    )
+    if own:
+        log.warning(
+            "%s: the judge model %s also generated %d candidate(s); its scores may be inflated",
+            task.instance_id, model, own,
+        )  # fmt: skip
+    return own
+
+
+async def judge_task(
+    task: Task,
+    rubric: Rubric | None,
+    judge: Judge,
+    *,
+    repeats: int,
+    concurrency: int,
+    only: set[tuple[str, int]] | None = None,
+) -> list[dict[str, Any]]:
+    """Verdict rows for every candidate (none when the rubric failed: scoring says rubric_error).
+
+    Identical patches (after normalising white space and index lines) are judged once and share
+    their verdicts. Checked items are recorded once (repeat 0): they cannot vary. ``only``: judge just
+    these ``(candidate_id, repeat)`` pairs (a retry).
+    """
+    if rubric is None:
+        return []
+    limit = asyncio.Semaphore(concurrency)
+    item_ids = sorted(i.id for _, i in rubric.items())
+    groups: dict[str, list[str]] = {}
+    patches: dict[str, str] = {}
+    for c in task.candidates:
+        key = patch_hash(c.patch)
+        groups.setdefault(key, []).append(c.id)
+        patches.setdefault(key, c.patch)
+
+    async def one(key: str, repeat: int) -> list[dict[str, Any]]:
+        async with limit:
+            verdicts = await judge.judge(
+                instance_id=task.instance_id,
+                issue=task.problem_statement,
+                rubric=rubric,
+                candidate_id=groups[key][0],
+                patch=patches[key],
+                repeat=repeat,
+            )
+        if sorted(v.item_id for v in verdicts) != item_ids:
+            raise JudgeError(
+                f"{judge.name} returned verdicts for {sorted(v.item_id for v in verdicts)},"
+                f" expected exactly the rubric's items {item_ids}"
+            )
+        rows = [v.to_row() for v in verdicts if repeat == 0 or v.origin != "checked"]
+        return [{**r, "candidate_id": cid} for cid in groups[key] for r in rows]
+
+    jobs = [
+        one(key, r)
+        for key in groups
+        for r in range(repeats)
+        if only is None or any((cid, r) in only for cid in groups[key])
+    ]
+    order = {c.id: n for n, c in enumerate(task.candidates)}
+    rows = [row for part in await asyncio.gather(*jobs) for row in part]
+    if only is not None:
+        rows = [r for r in rows if (r["candidate_id"], r["repeat"]) in only]
+    return sorted(rows, key=lambda r: (order[r["candidate_id"]], r["repeat"]))
+
+
+async def baselines_for(task: Task, ctx: RunContext) -> dict[str, Any]:
+    """The baseline selectors' values that need the patches (stored; the report needs no patch).
+
+    Those that need no model are always computed: selectors are chosen at report time."""
+    patches = {c.id: c.patch for c in task.candidates}
+    agreement = self_consistency_ranking(patches)
+    out: dict[str, Any] = {
+        "self_consistency": agreement,
+        "offline_features": patch_features(patches, agreement),
+    }
+    if ctx.classifier is not None:
+        unique = {patch_hash(p): p for p in patches.values()}
+        keys = list(unique)
+        probs = await asyncio.gather(
+            *(
+                ctx.classifier.score(task.problem_statement, unique[k], task=task.instance_id)
+                for k in keys
+            )
+        )
+        by_key = dict(zip(keys, probs, strict=True))
+        out["patch_classifier"] = {cid: by_key[patch_hash(p)] for cid, p in patches.items()}
+    return out
