@@ -50,11 +50,12 @@ def _request_fix(failures: dict[str, int]) -> str:
 def rubric_fix(reasons: Counter[str]) -> str:
     """What to do when rubrics failed, by the most common reason."""
     top = reasons.most_common(1)[0][0] if reasons else ""
-    if top == "no_repository":
+    if top.startswith("no_repository"):
         return (
-            "The agent explorer needs the repository: give each task a repo_path (a checkout at"
-            " base_commit), use a swerex-docker or swerex-modal sandbox, or use --explorer static or"
-            " issue-only."
+            "The explorer needs the repository: give each task a repo_path (a checkout at"
+            " base_commit) or let it be fetched (repo and base_commit, --repo-url), use a"
+            " swerex-docker or swerex-modal sandbox, or use --explorer static or issue-only;"
+            " resuming retries them."
         )
     if top.startswith("sandbox_error"):
         return (

@@ -23,12 +23,18 @@ TRANSIENT_VERDICTS = frozenset({"provider_error", "budget"})
 TRANSIENT_RUBRICS = frozenset(
     {"no_repository", "budget", "provider_error", "model_error:transient"}
 )
-"""Rubric failure reasons that can change on a second try (and ``sandbox_error:*``)."""
+"""Rubric failure reasons that can change on a second try (and ``sandbox_error:*``, and
+``no_repository:*`` but for a repository or commit that is not even well formed)."""
+_MALFORMED_REPOSITORY = frozenset({"no_repository:invalid_repo", "no_repository:invalid_commit"})
 
 
 def transient_rubric_failure(reason: str | None) -> bool:
-    """Whether a failed rubric's reason may not recur."""
-    return bool(reason) and (reason in TRANSIENT_RUBRICS or str(reason).startswith("sandbox_error"))
+    """Whether a failed rubric's reason may not recur (a sandbox that would not open, a repository
+    that could not be had: fetched, found in the cache, or at its ``repo_path``)."""
+    text = str(reason or "")
+    if text in TRANSIENT_RUBRICS or text.startswith("sandbox_error"):
+        return True
+    return text.startswith("no_repository:") and text not in _MALFORMED_REPOSITORY
 
 
 @dataclass

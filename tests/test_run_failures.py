@@ -18,6 +18,7 @@ from agentic_rubrics.cli import app
 from agentic_rubrics.config import load_config
 from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.pipeline import run
+from agentic_rubrics.retry import transient_rubric_failure
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer, requested_ids
 
 from .test_llm_pipeline import OTHER, cfg, make_inputs
@@ -99,7 +100,7 @@ def test_transient_failures_are_retried_on_resume_keeping_everything_judged(
 
 
 def test_a_rubric_that_failed_transiently_is_explored_again(tmp_path: Path) -> None:
-    repo = tmp_path / "checkout"  # not there yet: the sandbox cannot open
+    repo = tmp_path / "checkout"  # not there yet: the explorer has no repository
     task = {
         "instance_id": "acme__pkg-1",
         "problem_statement": "`parse` in pkg/core.py crashes on empty input",
@@ -116,12 +117,30 @@ def test_a_rubric_that_failed_transiently_is_explored_again(tmp_path: Path) -> N
     )
     first = run(tasks, tmp_path / "out", config)
     assert first is not None and first["rubrics"]["ok"] == 0
-    (reason,) = first["rubrics"]["failed"]
-    assert reason.startswith("sandbox_error")
+    assert first["rubrics"]["failed"] == {"no_repository:no_such_folder": 1}
     (repo / "pkg").mkdir(parents=True)
     (repo / "pkg" / "core.py").write_text("def parse(text):\n    return text.split()\n")
     again = run(tasks, tmp_path / "out", config)
     assert again is not None and again["rubrics"]["ok"] == 1 and again["rubrics"]["failed"] == {}
+
+
+@pytest.mark.parametrize(
+    ("reason", "retried"),
+    [
+        ("sandbox_error:SandboxError", True),
+        ("no_repository", True),
+        ("no_repository:fetch_failed", True),
+        ("no_repository:no_such_folder", True),
+        ("budget", True),
+        ("model_error:transient", True),
+        ("no_repository:invalid_commit", False),  # a malformed commit stays malformed
+        ("rubric_not_found", False),
+        ("invalid_rubric", False),
+        ("explore_error:ExplorationFailed", False),
+    ],
+)
+def test_which_rubric_failures_are_retried(reason: str, retried: bool) -> None:
+    assert transient_rubric_failure(reason) is retried
 
 
 def test_transport_settings_stay_out_of_the_hash_and_model_and_prompts_enter_it(
