@@ -224,6 +224,7 @@ async def _explore(
                     instance_id=task.instance_id,
                     repo_path=str(tree.path) if tree is not None else task.repo_path,
                     shared_tree=tree is not None and tree.source == "cache",
+                    base_commit=task.base_commit,
                     model_commands=cfg.kind == "agent",
                     allow_unisolated=cfg.allow_unisolated,
                 )
