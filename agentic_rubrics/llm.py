@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,7 +38,7 @@ from agentic_rubrics.llm_cache import ResponseCache
 from agentic_rubrics.llm_errors import CallFailed, PhaseGuard, classify
 from agentic_rubrics.llm_reply import redact_completion, to_completion
 from agentic_rubrics.redaction import Redactor, redact_url, split_credentials, url_secrets
-from agentic_rubrics.spend import SpendLog
+from agentic_rubrics.spend import SpendLog, recorded
 from agentic_rubrics.text import clean_value, has_lone_surrogates
 from agentic_rubrics.types import Completion
 
@@ -300,21 +301,6 @@ class LLM:
 
         return call_params(self.config, self.traits, answer_tokens=answer_tokens, **extra)
 
-    async def _recorded_send(self, kwargs: dict[str, Any], phase: str, task: str) -> Completion:
-        """One request, recorded in the run's spend log before it leaves and when it ends."""
-        log = self.spend_log
-        if log is None:
-            return await self._send(kwargs)
-        call = log.sent(model=self.config.model, phase=phase, task=task)
-        try:
-            completion = await self._send(kwargs)
-        except CallFailed as failure:
-            log.failed(call, failure.kind, getattr(failure.__cause__, "status_code", None))
-            raise
-        # a cancelled request (a deadline, a kill) keeps only its "sent" row: its cost is unknown
-        log.answered(call, completion.usage)
-        return completion
-
     async def complete(
         self,
         messages: list[dict[str, Any]],
@@ -376,7 +362,8 @@ class LLM:
                 ):
                     with attempt:
                         self.requests_sent += 1
-                        completion = await self._recorded_send(kwargs, phase, task)
+                        send = functools.partial(self._send, kwargs)
+                        completion = await recorded(self.spend_log, send, self.name, phase, task)
             except CallFailed as failure:
                 self.ledger.record(phase, task, None, failed=True)
                 fatal = self.guard.failed(failure, phase)

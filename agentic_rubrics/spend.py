@@ -18,12 +18,14 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.types import Usage
+from agentic_rubrics.llm_errors import CallFailed
+from agentic_rubrics.types import Completion, Usage
 
 _FIELDS = (
     "requests", "calls", "failed_calls", "in_flight_unknown", "prompt_tokens", "completion_tokens",
@@ -75,6 +77,27 @@ class SpendLog:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+async def recorded(
+    log: SpendLog | None,
+    send: Callable[[], Awaitable[Completion]],
+    model: str,
+    phase: str,
+    task: str,
+) -> Completion:
+    """One request (``send``), recorded in ``log`` before it leaves and when it ends: answered or
+    failed. A cancelled request (a deadline, a kill) keeps only its ``sent`` row: its cost is unknown."""
+    if log is None:
+        return await send()
+    call = log.sent(model=model, phase=phase, task=task)
+    try:
+        completion = await send()
+    except CallFailed as failure:
+        log.failed(call, failure.kind, getattr(failure.__cause__, "status_code", None))
+        raise
+    log.answered(call, completion.usage)
+    return completion
 
 
 @dataclass
