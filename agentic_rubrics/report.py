@@ -16,6 +16,7 @@ from typing import Any
 from agentic_rubrics import metrics
 from agentic_rubrics.data import RunFolder
 from agentic_rubrics.exceptions import DataError, RubricError
+from agentic_rubrics.grounding import grounding_report
 from agentic_rubrics.labels import Labels, default_labels
 from agentic_rubrics.repeats import repeat_stability
 from agentic_rubrics.rerank import (
@@ -290,6 +291,8 @@ def build_report_and_results(
                     Counter(t.progress["rubric"].get("repository", "none") for t in results).items()
                 )
             ),
+            # items naming the repository's files; the static explorer's leads that found nothing
+            "grounding": grounding_report(t.progress["rubric"] for t in results),
         },
         "verdicts": {
             "rows": len(rows),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentic_rubrics.grounding import grounding_markdown
+
 
 def _fmt(x: float | None, ci: list[float] | None = None) -> str:
     if x is None:
@@ -163,6 +165,7 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
         f"- Rubrics: {_pct(cov['tasks_with_rubric'])} tasks; failed: {failed}. "
         f"{report['rubrics']['items']} items, {report['rubrics']['checked_items']} with a deterministic check.",
         f"- Repositories explored: {_repositories(report['rubrics'].get('repository', {}))}.",
+        grounding_markdown(report["rubrics"].get("grounding", {})),
         f"- Verdicts: {v['rows']} rows — judged {v['origins']['judged']}, checked {v['origins']['checked']}, "
         f"missing {v['origins']['missing']} ({missing}). Missing verdicts are excluded from S, never 0.",
         f"- Items with a verdict: {_pct(cov['items_with_verdict'])}; weight with a verdict: "

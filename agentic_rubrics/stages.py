@@ -18,6 +18,7 @@ from typing import Any
 from agentic_rubrics.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, safe_name
 from agentic_rubrics.exceptions import AgenticRubricsError, ModelError, RepoError, RubricError
+from agentic_rubrics.grounding import grounding_record, repository_source
 from agentic_rubrics.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.judging import baselines_for, generator_warning, judge_task
 from agentic_rubrics.repos import RepoTree
@@ -239,7 +240,9 @@ async def _explore(
                     {**status, "status": "failed", "reason": failed.reason},
                     kind,
                 )
-            return rubric, steps, status, kind
+            root = tree.path if tree is not None else None
+            grounding = grounding_record(rubric, root, static_leads=cfg.kind == "static")
+            return rubric, steps, {**status, "grounding": grounding}, kind
         except AgenticRubricsError as exc:
             if isinstance(exc, ModelError):
                 raise  # authentication or an unknown model: the whole run cannot go on
@@ -298,7 +301,8 @@ async def compute_task(
         "repeats": repeats,
         "rubric": {
             **{k: status.get(k) for k in ("status", "reason", "hash", "source", "items")},
-            "repository": _repository_summary(status),
+            "repository": repository_source(status),
+            "grounding": status.get("grounding"),
         },
         "baselines": baselines,
         "verdict_rows": len(rows),
@@ -307,13 +311,3 @@ async def compute_task(
         "seconds": round(time.monotonic() - started, 3),
     }
     return TaskOutcome(rubric_outcome, rows, progress, patch_rows(task))
-
-
-def _repository_summary(status: dict[str, Any]) -> str:
-    """Where the explorer's tree came from: ``fetched``, ``cache``, ``repo_path`` or ``none``."""
-    repo = status.get("repository")
-    if not isinstance(repo, dict):
-        return "none"
-    if repo.get("source") == "repo_path":
-        return "repo_path"
-    return "cache" if repo.get("cached") else "fetched"

@@ -138,6 +138,13 @@ def test_a_task_with_only_repo_and_base_commit_is_explored_in_its_repository(
     assert "widget/core.py" in text and "compute_total" in text
     verdicts = [r for _, r in read_jsonl(tmp_path / "out" / "verdicts.jsonl")]
     assert {r["candidate_id"] for r in verdicts} == {"good", "bad"}
+    # how grounded it is: items naming the tree's files, the explorer's leads (counts only)
+    assert st["grounding"]["grounded_items"] >= 2 and st["grounding"]["named_paths_missing"] == 0
+    assert st["grounding"]["leads"]["symbol"] >= 1 and st["grounding"]["leads"]["path"] == 1
+    g = json.loads((tmp_path / "out" / "report.json").read_text())["rubrics"]["grounding"]
+    assert (g["rubrics_in_repository"], g["rubrics_with_grounded_items"]) == (1, 1)
+    assert g["leads"]["path"] == 1 and g["leads_unmatched"].get("path", 0) == 0
+    assert "- Grounding: 1 of 1 rubrics" in (tmp_path / "out" / "report.md").read_text()
     # a second run (another folder) takes the tree from the cache: no fetch
     run(tasks, tmp_path / "again", load_config(None, settings(tmp_path, open_dir)))
     again = status(tmp_path / "again")
@@ -153,6 +160,7 @@ def test_without_fetching_the_same_task_gets_the_issue_only_rubric(tmp_path: Pat
     run(tasks, tmp_path / "out", load_config(None, config))
     st = status(tmp_path / "out")
     assert st["status"] == "ok" and "repository" not in st
+    assert "grounded_items" not in st["grounding"]  # no repository: nothing to be grounded in
     assert not (tmp_path / "cache").exists()
     grounded = load_config(None, settings(tmp_path))
     assert load_config(None, config).content_hash() != grounded.content_hash()

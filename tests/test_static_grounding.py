@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
+from agentic_rubrics.checks import check_verdicts
+from agentic_rubrics.explore.codeindex import CodeIndex
 from agentic_rubrics.explore.static import StaticExplorer
 from agentic_rubrics.sandbox import LocalCopySandbox
 from agentic_rubrics.types import Rubric, Task
@@ -109,3 +112,161 @@ def test_nothing_located_still_gives_generic_checks(tmp_path: Path) -> None:
         "runtime_rubrics",
     }
     assert not any(i.check and i.check.name == "touches" for _, i in rubric.items())
+
+
+# --------------------------------------------------------------------------- leads of real issues
+
+# the shapes SWE-bench repositories have: a src/ layout, options registered as strings, constants,
+# a method defined again in documentation examples, vendored code and tests
+TOOL = {
+    "src/_tool/__init__.py": "",
+    "src/_tool/logging.py": (
+        'DEFAULT_LOG_FORMAT = "%(filename)-25s %(lineno)4d %(message)s"\n'
+        'DEFAULT_DATE_FORMAT = "%H:%M:%S"\n\n\n'
+        "class LoggingPlugin:\n"
+        "    def formatter(self):\n"
+        "        return DEFAULT_LOG_FORMAT\n"
+    ),
+    "src/_tool/main.py": (
+        "def addoption(parser):\n"
+        "    parser.addoption(\n"
+        '        "--collectonly",\n'
+        '        "--collect-only",\n'
+        '        action="store_true",\n'
+        "    )\n\n\n"
+        "def run(config):\n"
+        "    return 0\n"
+    ),
+    "src/_tool/config/__init__.py": "from _tool.config.parser import Parser\n",
+    "src/_tool/config/parser.py": (
+        "class Parser:\n"
+        "    def parse_header(self, line):\n"
+        "        if ':' not in line:\n"
+        "            raise ValueError('header line is missing a colon')\n"
+        "        return line.split(':', 1)\n\n"
+        "    def parse_body(self, text):\n"
+        "        def strip(x):\n"
+        "            return x.strip()\n"
+        "        return [strip(x) for x in text.splitlines()]\n"
+    ),
+    "src/_tool/reports.py": "def render(report):\n    return str(report)\n",
+    "doc/example/parser.py": "class Parser:\n    def parse_header(self, line):\n        return line\n",
+    "extern/vendored/parser.py": "def parse_header(line):\n    return line\n",
+    "testing/test_parser.py": "def parse_header():\n    pass\n\n\ndef test_it():\n    parse_header()\n",
+}
+
+
+def tool_rubric(tmp_path: Path, issue: str) -> Rubric:
+    repo = tmp_path / "tool"
+    for rel, text in TOOL.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    task = Task(instance_id="tool-1", problem_statement=issue, repo_path=str(repo))
+
+    async def go() -> Rubric:
+        async with LocalCopySandbox(repo) as sb:
+            rubric, steps = await StaticExplorer().explore(task, sb)
+            # the index is built once: one find, one grep of definitions, then literals at most
+            assert sum(1 for s in steps if s["tool"] == "bash") <= 3, steps
+            return rubric
+
+    return asyncio.run(go())
+
+
+def grounding(rubric: Rubric) -> dict[str, dict[str, int]]:
+    meta = rubric.metadata.model_extra or {}
+    return meta["grounding"]  # type: ignore[no-any-return]
+
+
+def test_a_quoted_constant_is_located_at_its_definition(tmp_path: Path) -> None:
+    # pytest-dev__pytest-5227: the issue quotes the constant's line; it used to match nothing
+    issue = (
+        "Improve default logging format\nCurrently it is:\n\n"
+        '> DEFAULT_LOG_FORMAT = "%(filename)-25s %(lineno)4d %(message)s"\n\n'
+        "I think `name` (module name) would be very useful here.\n"
+    )
+    rubric = tool_rubric(tmp_path, issue)
+    checks = checks_of(rubric)
+    assert checks["FC1"] == {"touches": "src/_tool/logging.py"}
+    constant = next(c for c in checks.values() if "removes_match" in c)
+    assert constant["in"] == "src/_tool/logging.py"
+    gold = (
+        "--- a/src/_tool/logging.py\n+++ b/src/_tool/logging.py\n@@ -1,2 +1,2 @@\n"
+        '-DEFAULT_LOG_FORMAT = "%(filename)-25s %(lineno)4d %(message)s"\n'
+        '+DEFAULT_LOG_FORMAT = "%(levelname)-8s %(name)s:%(filename)s %(message)s"\n'
+        ' DEFAULT_DATE_FORMAT = "%H:%M:%S"\n'
+    )
+    verdicts = check_verdicts(rubric, gold, instance_id="tool-1", candidate_id="gold")
+    assert all(v.value == 1 for v in verdicts.values()), {k: v.value for k, v in verdicts.items()}
+    assert grounding(rubric)["leads"]["constant"] == 1
+    assert "constant" not in grounding(rubric)["unmatched"]
+
+
+def test_a_command_line_option_leads_to_where_it_is_registered(tmp_path: Path) -> None:
+    issue = "tool --collect-only needs a one char shortcut\nI run `--collect-only` very often."
+    checks = checks_of(tool_rubric(tmp_path, issue))
+    assert checks["FC1"] == {"touches": "src/_tool/main.py"}
+    symbols = next(c for c in checks.values() if "touches_symbol" in c)
+    assert symbols["touches_symbol"] == "addoption"
+
+
+def test_class_method_prefers_the_package_over_docs_vendored_code_and_tests(
+    tmp_path: Path,
+) -> None:
+    issue = "`Parser.parse_header` drops the value after a second colon"
+    checks = checks_of(tool_rubric(tmp_path, issue))
+    assert checks["FC1"] == {"touches": "src/_tool/config/parser.py"}
+    symbols = next(c for c in checks.values() if "touches_symbol" in c)
+    assert "Parser.parse_header" in symbols["touches_symbol"]  # type: ignore[operator]
+
+
+def test_the_module_an_issue_imports_from_and_a_message_quoted_in_prose(tmp_path: Path) -> None:
+    issue = (
+        "Headers without a colon crash\n"
+        "```python\nfrom _tool.config.parser import Parser\nfrom _tool.nowhere import thing\n"
+        "def my_reader(p):\n    return p\n```\n"
+        'It fails with "ValueError: header line is missing a colon" for `FooBarBaz` input.\n'
+    )
+    rubric = tool_rubric(tmp_path, issue)
+    checks = checks_of(rubric)
+    assert checks["FC1"] == {"touches": "src/_tool/config/parser.py"}
+    symbols = next(c for c in checks.values() if "touches_symbol" in c)["touches_symbol"]
+    assert "Parser.parse_header" in symbols  # type: ignore[operator]
+    g = grounding(rubric)
+    # found: the module, Parser, the message; nothing: the other module, FooBarBaz; the
+    # reporter's own my_reader is no lead at all
+    assert g["leads"]["module"] == 2 and g["unmatched"]["module"] == 1
+    assert g["leads"]["message"] == 1 and "message" not in g["unmatched"]
+    assert g["unmatched"]["symbol"] >= 1
+    assert "my_reader" not in json.dumps(rubric.model_dump())
+
+
+def test_a_file_named_in_the_issue_is_located(tmp_path: Path) -> None:
+    issue = "The output of src/_tool/reports.py is unreadable for long reports."
+    rubric = tool_rubric(tmp_path, issue)
+    assert checks_of(rubric)["FC1"] == {"touches": "src/_tool/reports.py"}
+    assert grounding(rubric)["leads"]["path"] == 1
+
+
+def test_the_index_lists_definitions_with_qualified_names(tmp_path: Path) -> None:
+    repo = tmp_path / "tool"
+    for rel, text in TOOL.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+
+    async def go() -> CodeIndex:
+        async with LocalCopySandbox(repo) as sb:
+            index = CodeIndex(sb)
+            await index.build()
+            return index
+
+    index = asyncio.run(go())
+    assert len(index.steps) == 2
+    quals = {(d.path, d.qualname, d.kind) for ds in index.listed.values() for d in ds}
+    assert ("src/_tool/config/parser.py", "Parser.parse_header", "function") in quals
+    assert ("src/_tool/logging.py", "DEFAULT_LOG_FORMAT", "constant") in quals
+    assert not any(q.endswith("strip") for _, q, _ in quals)  # a function's own helper
+    assert index.module_file("_tool.config.parser.Parser") == (
+        "src/_tool/config/parser.py",
+        ["Parser"],
+    )

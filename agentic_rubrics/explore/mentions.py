@@ -2,6 +2,10 @@
 
 Pure text rules, no model. Everything found here is a *lead*; explorers confirm leads against the
 repository (or, with no repository, against the candidates' own diffs) before writing them down.
+Besides the fields the issue-only rubric reads, the grounded explorer reads the module paths and
+imports the issue's code uses, upper-case constants, option-like strings (``--flag``, a directive's
+``:option:``, ``.. directive::``, ``:role:``), error and warning lines anywhere in the text, and the
+names the issue's own code defines (which are the reporter's, not the repository's).
 """
 
 from __future__ import annotations
@@ -29,6 +33,26 @@ _EXPECT_EXC = re.compile(
 _INSTEAD = re.compile(
     r"`?\b([A-Z]\w*(?:Error|Exception|Warning))`?\s+instead\s+of\s+(?:an?\s+|the\s+)?`?([A-Z]\w*(?:Error|Exception|Warning))`?"
 )
+
+_MAX_TEXT = 200_000  # an issue longer than this is read from its start only
+_ERROR_ANYWHERE = re.compile(
+    r"(?<![\w.])([A-Za-z_][\w.]{0,80}(?:Error|Exception|Warning)):[ \t]++([^\n]{4,300})"
+)
+_CONSTANT = re.compile(r"\b([A-Z][A-Z0-9]*+(?:_[A-Z0-9]++)++)\b")
+_CAPS = re.compile(r"^[A-Z][A-Z0-9]{3,}$")
+_CLI_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9]*+(?:[-_][a-z0-9]++)*+)")
+_DIRECTIVE = re.compile(r"^[ \t>]*\.\.[ \t]++([a-z][a-z0-9_-]*+)::", re.M)
+_FIELD = re.compile(r"^[ \t>]+:([a-z][a-z0-9_-]*+):(?:[ \t]|$)", re.M)
+_PROSE_FIELD = re.compile(r"(?<![\w:`]):([a-z][a-z0-9_]*+(?:-[a-z0-9_]++)++):(?![\w`])")
+_ROLE = re.compile(r"(?<![\w:]):([a-z][a-z0-9_-]*+):`")
+_IMPORT_FROM = re.compile(
+    r"^[ \t>.]*from[ \t]++([A-Za-z_][\w.]*+)[ \t]++import[ \t]++\(?([\w, \t]+)", re.M
+)
+_IMPORT = re.compile(
+    r"^[ \t>.]*import[ \t]++([A-Za-z_][\w.]*+(?:[ \t]*+,[ \t]*+[A-Za-z_][\w.]*+)*)", re.M
+)
+_USER_DEF = re.compile(r"^[ \t>.]*(?:async[ \t]++)?(?:def|class)[ \t]++([A-Za-z_]\w*+)", re.M)
+_USER_ASSIGN = re.compile(r"^[ \t>.]*([A-Za-z_]\w*+)[ \t]*+(?::[^=\n]*+)?=(?!=)", re.M)
 
 # names that appear in issues but never identify the code to change
 _STOP = {
@@ -70,6 +94,27 @@ class Mentions:
     messages: list[str] = field(default_factory=list)
     expected_exceptions: list[str] = field(default_factory=list)
     observed_exceptions: list[str] = field(default_factory=list)
+    # read by the grounded explorer only (the issue-only rubric keeps the fields above)
+    title: str = ""
+    dotted: list[str] = field(default_factory=list)
+    """Dotted names (``pkg.mod.Class.method``): a module path, a qualified name, or both."""
+    imports: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    """``(module, names)`` of the issue code's import statements (``import a.b``: no names)."""
+    constants: list[str] = field(default_factory=list)
+    """UPPER_CASE names (with an underscore anywhere, or at least four letters in code)."""
+    options: list[str] = field(default_factory=list)
+    """Option-like strings a repository registers literally: ``--flag``, ``:field:``, directives."""
+    error_lines: list[str] = field(default_factory=list)
+    """Messages of ``SomeError: message`` found anywhere in the text (quoted, prefixed ...)."""
+    user_defined: set[str] = field(default_factory=set)
+    """Functions and classes the issue's own code defines: the reporter's, not leads."""
+    user_assigned: set[str] = field(default_factory=set)
+    """Names the issue's own code assigns (variables, or a configuration file's settings)."""
+    counts: dict[str, int] = field(default_factory=dict)
+    """How often each identifier occurs in the text (title occurrences count three times)."""
+    words: dict[str, int] = field(default_factory=dict)
+    """Lower-case words (identifiers split at ``_`` and case changes, and two adjacent words
+    joined: "man page" -> ``manpage``) with their counts (title occurrences count three times)."""
 
     @property
     def names(self) -> list[str]:
@@ -122,7 +167,69 @@ def find_mentions(issue: str) -> Mentions:
         observed.append(got)
     m.expected_exceptions = _unique(expected)
     m.observed_exceptions = _unique(observed)
+    _grounding_leads(m, issue[:_MAX_TEXT].replace("\r\n", "\n"), code)
     return m
+
+
+def _grounding_leads(m: Mentions, issue: str, code: str) -> None:
+    """The leads only the grounded explorer reads (see the module doc)."""
+    m.title = issue.strip().splitlines()[0][:300] if issue.strip() else ""
+    fenced = "\n".join(_FENCE.findall(issue))
+    m.dotted = _unique(
+        d for d in _DOTTED.findall(code + "\n" + issue) if not _looks_like_file_or_number(d)
+    )
+    imports: dict[tuple[str, tuple[str, ...]], None] = {}
+    for module, names in _IMPORT_FROM.findall(fenced + "\n" + code):
+        parts = tuple(n.split()[0] for n in names.split(",") if n.split() and n.split()[0] != "*")
+        imports.setdefault((module, tuple(p for p in parts if p.isidentifier())), None)
+    for group in _IMPORT.findall(fenced):
+        for module in group.split(","):
+            imports.setdefault((module.strip(), ()), None)
+    m.imports = list(imports)
+    caps = [
+        c for c in _CODE_SPAN.findall(issue) + fenced.split() if _CAPS.match(c.strip("`()[]:,"))
+    ]
+    m.constants = _unique([*_CONSTANT.findall(issue), *(c.strip("`()[]:,") for c in caps)])
+    m.options = _unique(
+        o
+        for o in [
+            *_CLI_FLAG.findall(issue),
+            *_DIRECTIVE.findall(issue),
+            *_FIELD.findall(issue),
+            *_PROSE_FIELD.findall(issue),
+            *_ROLE.findall(issue),
+        ]
+        if o not in ("--help", "--version", "--verbose", "-v")
+    )
+    m.error_lines = _unique(
+        msg.strip().strip("'\"`").strip()
+        for _, msg in _ERROR_ANYWHERE.findall(issue)
+        if 4 <= len(msg.strip().strip("'\"`").strip()) <= 200
+    )
+    m.user_defined = set(_USER_DEF.findall(fenced))
+    m.user_assigned = set(_USER_ASSIGN.findall(fenced))
+    counts: dict[str, int] = {}
+    for word in re.findall(r"[A-Za-z_]\w*", issue):
+        counts[word] = counts.get(word, 0) + 1
+    for word in re.findall(r"[A-Za-z_]\w*", m.title):
+        counts[word] = counts.get(word, 0) + 2
+    m.counts = counts
+    words: dict[str, int] = {}
+    for text, extra in ((issue, 0), (m.title, 2)):
+        tokens = [t.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9]*", text) for t in _split(w)]
+        for n, token in enumerate(tokens):
+            for word in (token, token + tokens[n + 1] if n + 1 < len(tokens) else ""):
+                if len(word) >= 4:
+                    words[word] = words.get(word, 0) + 1 + extra
+    m.words = words
+
+
+_WORD_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def _split(identifier: str) -> list[str]:
+    """``autodoc_typehints`` -> autodoc, typehints; ``JUnitXML`` -> J, Unit, XML."""
+    return [p for part in identifier.split("_") for p in _WORD_PART.findall(part)]
 
 
 def _looks_like_file_or_number(dotted: str) -> bool:
