@@ -44,6 +44,17 @@ SAMPLE = {
     "turn": 3,
     "chars": 1200,
     "reasoning": False,
+    "note": "(Lines 1-200 of 900.)",
+    "path": "x.py",
+    "first": 1,
+    "last": 200,
+    "total": 900,
+    "next_first": 201,
+    "next_last": 400,
+    "next_page": 2,
+    "more": True,
+    "beyond": False,
+    "cut_at": None,
 }
 
 

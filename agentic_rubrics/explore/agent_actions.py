@@ -25,7 +25,7 @@ _THOUGHT = re.compile(r"THOUGHT:\s*(\S.*?)(?=```|\Z)", re.S)
 _PARAMETERS: dict[str, list[tuple[str, str, bool]]] = {
     "bash": [("command", "string", True)],
     "view": [("path", "string", True), ("start", "integer", False), ("end", "integer", False)],
-    "search": [("pattern", "string", True), ("path", "string", False)],
+    "search": [("pattern", "string", True), ("path", "string", False), ("page", "integer", False)],
     "validate": [],
     "submit": [],
 }
@@ -99,7 +99,8 @@ def _argument(tool: str, args: dict[str, Any]) -> tuple[str, str | None]:
         parts = [str(args["path"]), *(str(args[k]) for k in ("start", "end") if k in args)]
         return " ".join(parts), None
     if tool == "search":
-        return f"{args['pattern']}\n{args.get('path') or ''}".rstrip("\n"), None
+        page = f"\npage: {args['page']}" if args.get("page") else ""
+        return f"{args['pattern']}\n{args.get('path') or ''}".rstrip("\n") + page, None
     return "", None
 
 

@@ -1,17 +1,18 @@
 """The rubric agent's tools, run against the sandbox: bash, view, search, validate, submit.
 
 Every output reaches the model fenced (``prompts.fence``) and capped at ``max_observation`` characters;
-the loop's own words (exit status, turns left) stay outside the fence.
+``view`` and ``search`` page through big files and many matches (:mod:`agentic_rubrics.explore.tools`).
+The loop's own words (exit status, the page note, turns left) stay outside the fence.
 """
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_rubrics import Sandbox
 from agentic_rubrics.exceptions import RubricError, SandboxError
+from agentic_rubrics.explore import tools
 from agentic_rubrics.prompts import Prompt
 from agentic_rubrics.rubric import parse_rubric
 from agentic_rubrics.types import Rubric, Task
@@ -56,15 +57,6 @@ class Tools:
         left = self.max_turns - turn
         return left if turn % 5 == 0 or left <= 2 else None
 
-    def cap(self, text: str) -> str:
-        """``text`` cut at ``max_observation`` characters, with a marker."""
-        if len(text) <= self.max_observation:
-            return text
-        return (
-            text[: self.max_observation]
-            + f"\n[... truncated at {self.max_observation} characters ...]"
-        )
-
     async def run(self, run: Run, tool: str, argument: str, turn: int) -> tuple[str, Rubric | None]:
         """Run one tool call; the observation, and the rubric when a submit is accepted.
 
@@ -95,33 +87,21 @@ class Tools:
             )  # fmt: skip
             return obs, None
         if tool == "view":
-            parts = argument.split()
-            path = parts[0] if parts else ""
-            content = await run.sandbox.read_file(path)
-            lines = content.splitlines()
-            lo = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 1
-            hi = int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else len(lines)
-            output = "\n".join(
-                f"{n:6d}  {lines[n - 1]}" for n in range(max(lo, 1), min(hi, len(lines)) + 1)
-            )
-            obs = p.render("observation", tool=tool, output=self.cap(output), turns_left=left)
-            return obs, None
-        if tool == "search":
-            pattern, _, where = argument.partition("\n")
-            command = (
-                f"grep -rnE -- {shlex.quote(pattern.strip())}"
-                f" {shlex.quote(where.strip() or '.')} | head -200"
-            )
+            done = await tools.view(run.sandbox, argument, max_chars=self.max_observation, prompt=p)
+        elif tool == "search":
+            done = await tools.search(
+                run.sandbox, argument, max_chars=self.max_observation,
+                timeout=self.command_timeout, prompt=p,
+            )  # fmt: skip
         else:
-            command = argument
-        result = await run.sandbox.run(
-            command, timeout=self.command_timeout, max_output=self.max_observation
-        )
-        run.steps[-1].update(
-            exit_code=result.exit_code, timed_out=result.timed_out, truncated=result.truncated
-        )
+            done = await tools.bash(
+                run.sandbox, argument, max_chars=self.max_observation, timeout=self.command_timeout
+            )
+        if tool != "view":
+            run.steps[-1].update(exit_code=done.exit_code, timed_out=done.timed_out)
+        run.steps[-1].update(truncated=done.truncated)
         obs = p.render(
-            "observation", tool=tool, output=result.output, exit_code=result.exit_code,
-            timed_out=result.timed_out, turns_left=left,
+            "observation", tool=tool, output=done.output, note=done.note,
+            exit_code=done.exit_code, timed_out=done.timed_out, turns_left=left,
         )  # fmt: skip
         return obs, None
