@@ -8,7 +8,12 @@ two candidates, no deduplication, no cap per source. Methods (keys of results.js
 
 - ``random``: a uniform pick (Best@K = Random@K).
 - ``self_consistency``: mean difflib ratio of a candidate's changed lines to the other candidates'.
-- ``static_rubric``: the rule-based rubric's S (issue-only static rubric when no repository is given).
+- ``static_rubric``: the rule-based rubric's S: the issue-only static rubric (no repository).
+- with ``--repo-url TEMPLATE`` (e.g. ``file:///tmp/mirrors/{owner}__{name}.git``): each instance's
+  repository is fetched at its base commit into the cache (``--repo-cache``), the static rubric is written
+  in it, and ``grounded_vs_issue_only`` compares it with the issue-only one on the instances whose
+  repository was available (the others counted by reason), with the gold-file and gold-function hit rates
+  of the rubrics' items and the provisioning times (see ``grounded_compare.py``).
 - ``offline``: the offline ranking, with weights fitted by logistic regression **leaving one repository
   out** (each repository's instances are scored by weights fitted on the other repositories only).
 - ``offline_shipped``: the weights the library ships (fitted on all of this file: in-sample, shown only
@@ -216,8 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repo-url",
         default="none",
-        help="fetch each instance's repository from this URL template ({repo}, {owner}, {name});"
-        " none (default): the issue-only static rubric",
+        help="fetch each instance's repository from this URL template ({repo}, {owner}, {name}) and"
+        " compare the static rubric grounded in it with the issue-only one; none (default): issue-only",
     )
     parser.add_argument("--repo-cache", type=Path, help="the repository cache folder")
     args = parser.parse_args(argv)
@@ -240,16 +245,11 @@ def main(argv: list[str] | None = None) -> int:
     tasks_file = write_tasks(pool, work / "tasks.jsonl")
     repos = {t.instance_id: t.repo for t in pool.tasks}
     static_dir = work / "static"
+    selectors = ["offline", "rubric", "self_consistency", "random"]
+    # the issue-only static rubric on every instance (no repository), as the baselines read it
     config = load_config(
         None,
-        {
-            "bootstrap_resamples": 0,
-            "selectors": ["offline", "rubric", "self_consistency", "random"],
-            "repos": {
-                "url_template": args.repo_url,
-                "cache_dir": str(args.repo_cache) if args.repo_cache else None,
-            },
-        },
+        {"bootstrap_resamples": 0, "selectors": selectors, "repos": {"url_template": "none"}},
     )
     run(tasks_file, static_dir, config, restart=True)
     policy = config.policy
@@ -296,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
             all_y.append(int(bool(t.labels[cid])))
     weights, bias = fit_weights(all_rows, all_y, OFFLINE_FEATURES)
 
+    grounded = None
+    if args.repo_url.strip().lower() not in ("", "none"):
+        grounded = grounded_run(args, tasks_file, work, selectors, tasks, pool.gold)
     if args.model:
         methods.update(llm_methods(args, tasks_file, work, tasks))
 
@@ -308,8 +311,8 @@ def main(argv: list[str] | None = None) -> int:
         "options": vars(options),
         "dropped": pool.dropped,
         "excluded_instances": len(excluded),
-        "repositories": "fetched" if config.repos.url_template else "none (issue-only rubric)",
         "methods": methods,
+        "grounded_vs_issue_only": grounded,
         "ablation_offline": ablation,
         "sanity": sanity(tasks, pool.gold, policy),
         "weights_fitted_on_all": {"weights": weights, "bias": bias},
@@ -320,6 +323,31 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     return 0
+
+
+def grounded_run(
+    args: argparse.Namespace,
+    tasks_file: Path,
+    work: Path,
+    selectors: list[str],
+    issue_only: list[TaskResult],
+    gold: dict[str, str],
+) -> dict[str, Any]:
+    """The static rubric written in each instance's repository, fetched through the cache."""
+    from grounded_compare import compare
+
+    repos = {
+        "url_template": args.repo_url,
+        "cache_dir": str(args.repo_cache) if args.repo_cache else None,
+    }
+    config = load_config(None, {"bootstrap_resamples": 0, "selectors": selectors, "repos": repos})
+    folder = work / "static_grounded"
+    run(tasks_file, folder, config, restart=True)
+    results = load_results(
+        RunFolder(folder), policy=config.policy, selectors=config.selectors, seed=0
+    )
+    grounded = [t for t in results if t.labelled]
+    return compare(folder, grounded, issue_only, gold, method_metrics, args.resamples)
 
 
 def llm_methods(
@@ -396,6 +424,10 @@ def print_summary(results: dict[str, Any]) -> None:
     print(
         f"sanity: mean S of gold patches {s['gold_patch_mean_s']:.3f}, of empty patches {s['empty_patch_mean_s']:.3f}"
     )
+    if results["grounded_vs_issue_only"] is not None:
+        from grounded_compare import print_comparison
+
+        print_comparison(results["grounded_vs_issue_only"])
     print(f"({results['seconds']} s)")
 
 
