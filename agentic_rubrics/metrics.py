@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from fractions import Fraction
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -56,16 +55,17 @@ def best_at_k(scores: Sequence[Score], labels: Sequence[int | bool], k: int) -> 
         if math.isnan(key[1]):
             raise ValueError("scores must not be NaN (use None for no score)")
         levels.setdefault(key, []).append(y)
-    total = Fraction(0)
+    # exact: one integer numerator over C(n, K) * lcm(level sizes); int / int rounds correctly once
+    sizes = math.lcm(*(len(members) for members in levels.values()))
+    numerator = 0
     below = 0
-    denominator = math.comb(n, k)
     for level in sorted(levels):
         members = levels[level]
         m = len(members)
-        p_top = Fraction(math.comb(below + m, k) - math.comb(below, k), denominator)
-        total += p_top * Fraction(sum(members), m)
+        ways = math.comb(below + m, k) - math.comb(below, k)
+        numerator += ways * sum(members) * (sizes // m)
         below += m
-    return float(total)
+    return numerator / (math.comb(n, k) * sizes)
 
 
 def pass_at_k(labels: Sequence[int | bool], k: int) -> float | None:

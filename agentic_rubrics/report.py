@@ -3,7 +3,7 @@
 Every rate is a fraction in [0, 1] with the counts it rests on beside it. Best@K is the exact
 expectation over K-subsets (ties uniform); the realised Best@1 of the actual selections is reported
 beside it, so the effect of the tie-break rule is visible. Intervals are 95% percentile bootstraps
-over tasks.
+over tasks (:mod:`agentic_rubrics.bootstrap`), remembered in the run folder for reruns.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_rubrics import metrics
+from agentic_rubrics.bootstrap import Intervals
 from agentic_rubrics.data import RunFolder
 from agentic_rubrics.exceptions import DataError, RubricError
 from agentic_rubrics.grounding import grounding_report
@@ -33,6 +34,8 @@ from agentic_rubrics.spend import cost_summary, read_spending
 from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
 
 Ranking = dict[str, float | None]
+INTERVALS_FILE = "intervals.json"
+"""The run folder's remembered bootstrap intervals (see :mod:`agentic_rubrics.bootstrap`)."""
 
 
 @dataclass
@@ -139,7 +142,7 @@ def _rate(num: int, den: int) -> dict[str, Any]:
 
 
 def _selector_metrics(
-    name: str, tasks: list[TaskResult], ks: list[int], n_resamples: int
+    name: str, tasks: list[TaskResult], ks: list[int], cis: Intervals
 ) -> dict[str, Any]:
     """Best@K, realised Best@1, ROC-AUC and PR-AUC of one selector on the labelled tasks."""
 
@@ -164,7 +167,7 @@ def _selector_metrics(
     for k in ks:
         per_task = [metrics.best_at_k(*pool(t), k) for t in tasks]  # resample these, not the pools
         best[str(k)] = metrics.mean(per_task)
-        ci = metrics.bootstrap_ci(per_task, metrics.mean, n_resamples=n_resamples)
+        ci = cis.mean(per_task)
         best_ci[str(k)] = list(ci) if ci else None
 
     # the realised pick counts where it has a label (a pick without one is counted apart)
@@ -180,11 +183,9 @@ def _selector_metrics(
 
     labelled_candidates = sum(len(t.labelled_ids) for t in tasks)
     with_value = sum(len(scored(t)) for t in tasks)
-    ci_real = metrics.bootstrap_ci(picked, metrics.mean, n_resamples=n_resamples)
-    ci_roc = metrics.bootstrap_ci(
-        tasks, lambda ts: auc(ts, metrics.roc_auc), n_resamples=n_resamples
-    )
-    ci_pr = metrics.bootstrap_ci(tasks, lambda ts: auc(ts, metrics.pr_auc), n_resamples=n_resamples)
+    ci_real = cis.mean(picked)
+    ci_roc = cis.auc([scored(t) for t in tasks], "roc_auc")
+    ci_pr = cis.auc([scored(t) for t in tasks], "pr_auc")
     return {
         "best_at_k": best,
         "best_at_k_ci": best_ci,
@@ -234,13 +235,14 @@ def build_report_and_results(
     labels = labels if labels is not None else default_labels(folder)
     resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]
     results = load_results(folder, policy=policy, selectors=selectors, seed=seed, labels=labels)
+    cis = Intervals(resamples, cache_path=folder.root / INTERVALS_FILE)
     labelled = [t for t in results if t.labelled]
     max_pool = max((len(t.labelled_ids) for t in labelled), default=0)
     ks = list(range(1, min(cfg["max_k"], max_pool) + 1))
 
-    rows = folder.verdict_rows()
-    origins = Counter(r["origin"] for r in rows)
-    missing_by_reason = Counter(r["reason"] for r in rows if r["origin"] == "missing")
+    rows = [v for t in results for v in t.verdicts]  # every finished task's rows, read once
+    origins = Counter(v.origin for v in rows)
+    missing_by_reason = Counter(v.reason for v in rows if v.origin == "missing")
     all_scores = [s for t in results for s in t.scores.values()]
     rubric_status = Counter(t.progress["rubric"]["status"] for t in results)
     failed_reasons = Counter(
@@ -314,7 +316,7 @@ def build_report_and_results(
         "decision_reasons": dict(
             sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
         ),
-        "selectors": {name: _selector_metrics(name, labelled, ks, resamples) for name in selectors},
+        "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in selectors},
         "oracle_pass_at_k": {
             str(k): metrics.mean(metrics.pass_at_k(_ys(t), k) for t in labelled) for k in ks
         },
@@ -328,6 +330,7 @@ def build_report_and_results(
         ),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
+    cis.save()
     return report, results
 
 
@@ -337,13 +340,8 @@ def _ys(t: TaskResult) -> list[int]:
 
 def _cached_calls(results: list[TaskResult]) -> float:
     """Calls served from the response cache for the finished tasks (they cost nothing)."""
-    return float(
-        sum(
-            counts.get("cached_calls", 0)
-            for t in results
-            for counts in (t.progress.get("cost") or {}).values()
-        )
-    )
+    costs = (c for t in results for c in (t.progress.get("cost") or {}).values())
+    return float(sum(c.get("cached_calls", 0) for c in costs))
 
 
 def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:

@@ -254,6 +254,35 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
 
 
 @SHARES_DEMO_RUN
+def test_a_report_rerun_reads_its_intervals_back(demo_run: Path, tmp_path: Path) -> None:
+    """Intervals are computed once; a rerun on the unchanged folder computes none (the cache is not
+    rewritten) and gives the same report; changed inputs compute afresh."""
+    import shutil
+
+    from agentic_rubrics.data import RunFolder
+    from agentic_rubrics.report import INTERVALS_FILE, build_report
+
+    folder = tmp_path / "copy"
+    shutil.copytree(demo_run, folder)
+    cache = folder / INTERVALS_FILE
+    first = json.loads((folder / "report.json").read_text())
+    before = cache.stat()
+    again = build_report(RunFolder(folder))
+    after = cache.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert json.loads(json.dumps(again["selectors"])) == first["selectors"]
+    cached = json.loads(cache.read_text())["intervals"]
+    assert len(cached) == len(set(cached)) >= 4 * 4  # one per selector and statistic at least
+    other = build_report(RunFolder(folder), n_resamples=60)
+    assert cache.stat().st_ino != before.st_ino  # new intervals were remembered
+    assert other["selectors"]["rubric"]["roc_auc_ci"] != first["selectors"]["rubric"]["roc_auc_ci"]
+    cache.unlink()  # no cache: computed again, the same numbers
+    assert (
+        json.loads(json.dumps(build_report(RunFolder(folder))["selectors"])) == first["selectors"]
+    )
+
+
+@SHARES_DEMO_RUN
 def test_records_hold_no_contents_or_environment(demo_run: Path) -> None:
     secrets = [
         v for k, v in os.environ.items() if len(v) >= 12 and k not in ("PATH", "HOME", "PWD")
