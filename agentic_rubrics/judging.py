@@ -15,7 +15,7 @@ from agentic_rubrics import Judge
 from agentic_rubrics.context import RunContext
 from agentic_rubrics.exceptions import JudgeError
 from agentic_rubrics.patch import patch_hash
-from agentic_rubrics.rerank import patch_features, self_consistency_ranking
+from agentic_rubrics.rerank import SIMILARITY, SIMILARITY_MAX_LINES, line_agreement, patch_features
 from agentic_rubrics.types import Rubric, Task
 
 log = logging.getLogger(__name__)
@@ -102,10 +102,15 @@ async def baselines_for(task: Task, ctx: RunContext) -> dict[str, Any]:
 
     Those that need no model are always computed: selectors are chosen at report time."""
     patches = {c.id: c.patch for c in task.candidates}
-    agreement = self_consistency_ranking(patches)
+    agreement, capped = line_agreement(patches)  # once, for both
     out: dict[str, Any] = {
         "self_consistency": agreement,
         "offline_features": patch_features(patches, agreement),
+        "similarity": {
+            "measure": SIMILARITY,
+            "max_lines": SIMILARITY_MAX_LINES,
+            "capped": len(capped),
+        },
     }
     if ctx.classifier is not None:
         unique = {patch_hash(p): p for p in patches.values()}

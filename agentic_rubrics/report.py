@@ -26,6 +26,7 @@ from agentic_rubrics.rerank import (
     random_ranking,
     rubric_ranking,
     select,
+    similarity_summary,
 )
 from agentic_rubrics.rubric import load_rubric
 from agentic_rubrics.scoring import DecisionPolicy, score_candidate
@@ -328,6 +329,7 @@ def build_report_and_results(
             len(results),
             cfg.get("max_cost_usd"),
         ),
+        "similarity": similarity_summary(t.progress for t in results),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
     cis.save()

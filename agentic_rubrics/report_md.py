@@ -99,6 +99,29 @@ def _label_lines(report: dict[str, Any]) -> list[str]:
     return out
 
 
+def _similarity_lines(similarity: dict[str, Any] | None) -> list[str]:
+    if similarity is None:
+        return []
+    names = {
+        "indel-lines": "normalized Indel similarity (2 LCS / total) of changed lines",
+        "difflib-ratio": "difflib's ratio of changed lines",
+    }
+    measures = ", ".join(
+        f"{names.get(m, m)} ({n} tasks)" for m, n in similarity["measures"].items()
+    )
+    cap = similarity["max_lines"]
+    return [
+        "",
+        f"Agreement between candidates (self_consistency, offline): {measures}"
+        + (
+            f"; at most the first {cap} changed lines of a patch are compared"
+            f" ({similarity['capped_candidates']} candidates had more)."
+            if cap
+            else "."
+        ),
+    ]
+
+
 def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None = None) -> str:
     """A readable report: selection quality by K, ranking quality, coverage, decisions, cost, plots."""
     c = report["counts"]
@@ -154,6 +177,7 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
             f"| {_fmt(m['roc_auc'], m['roc_auc_ci'])} | {_fmt(m['pr_auc'], m['pr_auc_ci'])} "
             f"| {_pct(m['scored_candidates'])} | {_fmt(m['tie_rate'])} |"
         )
+    out += _similarity_lines(report.get("similarity"))
     cov = report["coverage"]
     v = report["verdicts"]
     missing = ", ".join(f"{k} {n}" for k, n in v["missing_by_reason"].items()) or "none"

@@ -7,7 +7,9 @@ Defaults: full-run candidates only (their runs published failing patches too), i
 two candidates, no deduplication, no cap per source. Methods (keys of results.json):
 
 - ``random``: a uniform pick (Best@K = Random@K).
-- ``self_consistency``: mean difflib ratio of a candidate's changed lines to the other candidates'.
+- ``self_consistency``: mean similarity of a candidate's changed lines to each other candidate's,
+  ``2 LCS(A, B) / (|A| + |B|)`` over the first 10,000 changed lines of each (rapidfuzz's normalized Indel
+  similarity; ``agentic_rubrics.rerank.line_similarity``). Earlier figures used difflib's ratio.
 - ``static_rubric``: the rule-based rubric's S: the issue-only static rubric (no repository).
 - with ``--repo-url TEMPLATE`` (e.g. ``file:///tmp/mirrors/{owner}__{name}.git``): each instance's
   repository is fetched at its base commit into the cache (``--repo-cache``), the static rubric is written
