@@ -34,6 +34,7 @@ MAX_ALIAS_NODES = 100_000
 """The most values aliases may add to the document, all aliases together."""
 
 Loc = tuple[str | int, ...]
+_STR = "tag:yaml.org,2002:str"
 
 
 def _dotted(loc: Loc) -> str:
@@ -143,6 +144,8 @@ class Located:
     def _value(self, node: yaml.Node, loc: Loc) -> Any:
         """A scalar's value; one the constructor cannot build (a 5000-digit int, month 13) is an
         error at its line, and its text stands in for it."""
+        if node.tag == _STR and isinstance(node, yaml.ScalarNode):
+            return node.value  # what SafeConstructor.construct_yaml_str returns, without its detour
         try:
             return self._constructor.construct_object(node, deep=True)
         except (ValueError, OverflowError, TypeError, yaml.YAMLError) as exc:

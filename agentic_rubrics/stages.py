@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from agentic_rubrics.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.judging import baselines_for, generator_warning, judge_task
 from agentic_rubrics.repos import RepoTree
 from agentic_rubrics.retry import RetryPlan, merge_costs, merge_rows
-from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml
+from agentic_rubrics.rubric import dump_rubric_document, load_rubric, parse_rubric, rubric_document
 from agentic_rubrics.types import SCHEMA, Rubric, Task
 
 log = logging.getLogger(__name__)
@@ -40,13 +40,17 @@ class RubricOutcome:
     status: dict[str, Any]
     trajectory: dict[str, Any] | None = None
     fresh: bool = True  # False: it was already in the run folder
+    parsed: Rubric | None = field(default=None, repr=False, compare=False)
+    """``rubric_yaml`` parsed (once per task: explorers parse what they write; else on first use)."""
 
     @property
     def rubric(self) -> Rubric | None:
         if self.rubric_yaml is None:
             return None
-        rubric, _ = parse_rubric(self.rubric_yaml, f"rubrics/{self.instance_id}/rubrics.yaml")
-        return rubric
+        if self.parsed is None:
+            path = f"rubrics/{self.instance_id}/rubrics.yaml"
+            self.parsed, _ = parse_rubric(self.rubric_yaml, path)
+        return self.parsed
 
 
 @dataclass
@@ -109,10 +113,11 @@ async def obtain_rubric(
         status["source"] = f"explorer:{explorer.name}"
         rubric, trajectory, status, sandbox_kind = await _explore(task, ctx, status)
     text = None
+    warnings: list[Any] = []
     if rubric is not None:
         text = _redacted_yaml(rubric, ctx)
-        try:  # what is written must load back: the report reads it from disk
-            rubric, _ = parse_rubric(text, f"rubrics/{task.instance_id}/rubrics.yaml")
+        try:  # what is written must load back: the report reads it from disk; judged as read back
+            rubric, warnings = parse_rubric(text, f"rubrics/{task.instance_id}/rubrics.yaml")
         except RubricError as exc:
             rubric, text = None, None
             status.update(status="failed", reason="invalid_rubric", problems=len(exc.problems))
@@ -123,7 +128,7 @@ async def obtain_rubric(
             hash=rubric.content_hash(),
             items=sum(1 for _ in rubric.items()),
             checked_items=sum(1 for _, i in rubric.items() if i.check is not None),
-            lint_warnings=len(lint(rubric)),
+            lint_warnings=len(warnings),
         )
     status["seconds"] = round(time.monotonic() - started, 3)
     record = None
@@ -142,19 +147,13 @@ async def obtain_rubric(
                 "steps": trajectory,
             }
         )
-    return RubricOutcome(task.instance_id, text, status, record)
+    return RubricOutcome(task.instance_id, text, status, record, parsed=rubric)
 
 
 def _redacted_yaml(rubric: Rubric, ctx: RunContext) -> str:
     """rubrics.yaml with secrets replaced: an explorer can quote what it saw (an echoed key ...)."""
-    import yaml
-
-    text = rubric_to_yaml(rubric)
-    doc = yaml.safe_load(text)
-    clean = ctx.redact(doc)
-    if clean == doc:
-        return text
-    return yaml.safe_dump(clean, sort_keys=False, allow_unicode=True, width=100)
+    doc = rubric_document(rubric)
+    return dump_rubric_document(ctx.redact(doc))
 
 
 def reused_rubric_path(rubrics_dir: Path, instance_id: str) -> Path | None:

@@ -348,3 +348,28 @@ def test_static_rubrics_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     assert len(outputs[0]) == 2 and "touches_symbol" in outputs[0]["issue-only"]
     for other in outputs[1:]:
         assert other == outputs[0]
+
+
+def test_an_explored_rubric_is_parsed_once_and_judged_as_written(tmp_path: Path) -> None:
+    """The rubric a task judges with is the one parsed from the text written for it, parsed once."""
+    import asyncio
+
+    from agentic_rubrics.context import RunContext
+    from agentic_rubrics.rubric import parse_rubric
+    from agentic_rubrics.stages import obtain_rubric
+
+    task = Task(
+        instance_id="textkit-1",
+        repo="org/textkit",
+        base_commit="x",
+        problem_statement=ISSUE,
+        candidates=[Candidate(id="a", patch=GOOD), Candidate(id="b", patch=NOISY)],
+    )
+    # the issue-only static rubric: no repository is fetched for the task
+    ctx = RunContext.build(load_config(None, {"repos": {"url_template": "none"}}), tmp_path, None)
+    outcome = asyncio.run(obtain_rubric(task, ctx, None))
+    assert outcome.status["status"] == "ok" and outcome.rubric_yaml is not None
+    assert outcome.parsed is not None and outcome.rubric is outcome.parsed  # no second parse
+    written, warnings = parse_rubric(outcome.rubric_yaml)
+    assert outcome.parsed == written and outcome.status["lint_warnings"] == len(warnings)
+    assert outcome.status["hash"] == written.content_hash()

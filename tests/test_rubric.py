@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli import app
@@ -266,3 +268,42 @@ def test_console_script_is_installed() -> None:
     exe = Path(sys.executable).parent / "agentic-rubrics"
     out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, check=True)
     assert "validate" in out.stdout and "schema" in out.stdout
+
+
+# the characters YAML treats specially, and enough words to reach the line width of 100
+_YAML_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *" :#-'\"\\{}[],?!&*|>%@`=.~0123456789abcxyzéü—中\u00a0\ufeff\u2028\x85\t\n\r",
+            *("word ", "null", "yes", "1e5", "---", "x" * 40),
+        ]
+    ),
+    max_size=60,
+).map("".join)
+_ASCII_TEXT = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=250)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.one_of(_YAML_TEXT, _ASCII_TEXT), min_size=4, max_size=4))
+def test_rubrics_yaml_is_the_text_pyyaml_writes_whichever_emitter_runs(texts: list[str]) -> None:
+    """libyaml's emitter is used only where it writes exactly what PyYAML's own writes."""
+    import yaml
+
+    from agentic_rubrics.rubric import dump_rubric_document
+
+    doc = {
+        "metadata": {"task_summary": texts[0], "underlying_bug": texts[1]},
+        "axes": {
+            "file_change_rubrics": [
+                {
+                    "id": "FC1",
+                    "description": texts[2],
+                    "weight": 3,
+                    "check": {"adds_match": texts[3]},
+                }
+            ]
+        },
+    }
+    assert dump_rubric_document(doc) == yaml.safe_dump(
+        doc, sort_keys=False, allow_unicode=True, width=100
+    )
