@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any, Literal
 
 from agentic_rubrics.check_regex import RegexTimeout, any_line_matches, regex_problem
@@ -37,6 +38,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 _SYMBOL_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 
+@lru_cache(maxsize=65536)  # the same few paths and globs come back for every candidate of a task
 def path_matches(path: str, pattern: str) -> bool:
     """Whether a repository-relative path matches a check's path pattern (see the module doc)."""
     if pattern.startswith("/"):
@@ -264,6 +266,25 @@ def _adds_no_import_except(files: Files, arg: Any) -> bool:
 
 def check_problems(check: Check) -> list[tuple[str, str]]:
     """What is wrong with a check, as (field, message) pairs; empty when it is valid."""
+    # the same few checks come back for every candidate of a task: each is decided once
+    key = repr((check.name, check.arg, check.path, check.exclude))  # 1, 1.0 and True differ here
+    return list(_problems_by_key(key, check))
+
+
+def _problems_by_key(key: str, check: Check) -> tuple[tuple[str, str], ...]:
+    found = _PROBLEMS.get(key)
+    if found is None:
+        found = tuple(_check_problems(check))
+        if len(_PROBLEMS) >= 4096:
+            _PROBLEMS.clear()
+        _PROBLEMS[key] = found
+    return found
+
+
+_PROBLEMS: dict[str, tuple[tuple[str, str], ...]] = {}
+
+
+def _check_problems(check: Check) -> list[tuple[str, str]]:
     spec = CHECKS.get(check.name)
     if spec is None:
         return [("check", f"unknown check {check.name!r}; expected one of {', '.join(CHECKS)}")]

@@ -41,31 +41,40 @@ def best_at_k(scores: Sequence[Score], labels: Sequence[int | bool], k: int) -> 
 
     Undefined (``None``): an empty pool. Raises ``ValueError`` for K < 1.
     """
+    return best_at_ks(scores, labels, [k])[0]
+
+
+def best_at_ks(
+    scores: Sequence[Score], labels: Sequence[int | bool], ks: Sequence[int]
+) -> list[float | None]:
+    """:func:`best_at_k` for several K at once (the pool's score levels are sorted once)."""
     _check_lengths(scores, labels)
     ys = _labels(labels)
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    if any(k < 1 for k in ks):
+        raise ValueError(f"k must be >= 1, got {min(ks)}")
     n = len(ys)
     if n == 0:
-        return None
-    k = min(k, n)
+        return [None] * len(ks)
     levels: dict[tuple[int, float], list[int]] = {}
     for s, y in zip(scores, ys, strict=True):
         key = (0, 0.0) if s is None else (1, float(s))  # None below every number, -inf included
         if math.isnan(key[1]):
             raise ValueError("scores must not be NaN (use None for no score)")
         levels.setdefault(key, []).append(y)
+    ordered = [(len(members), sum(members)) for _, members in sorted(levels.items())]
     # exact: one integer numerator over C(n, K) * lcm(level sizes); int / int rounds correctly once
-    sizes = math.lcm(*(len(members) for members in levels.values()))
-    numerator = 0
-    below = 0
-    for level in sorted(levels):
-        members = levels[level]
-        m = len(members)
-        ways = math.comb(below + m, k) - math.comb(below, k)
-        numerator += ways * sum(members) * (sizes // m)
-        below += m
-    return numerator / (math.comb(n, k) * sizes)
+    sizes = math.lcm(*(m for m, _ in ordered))
+    out: list[float | None] = []
+    for k in ks:
+        k = min(k, n)
+        numerator = 0
+        below = 0
+        for m, positives in ordered:
+            ways = math.comb(below + m, k) - math.comb(below, k)
+            numerator += ways * positives * (sizes // m)
+            below += m
+        out.append(numerator / (math.comb(n, k) * sizes))
+    return out
 
 
 def pass_at_k(labels: Sequence[int | bool], k: int) -> float | None:

@@ -14,7 +14,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
@@ -58,7 +58,7 @@ class ChangedFile:
         assert path is not None  # a file has at least one side
         return path
 
-    @property
+    @cached_property  # read by every check of every item: built once per file
     def paths(self) -> tuple[str, ...]:
         """Both sides' paths (one for a plain edit, two for a rename)."""
         return tuple(dict.fromkeys(p for p in (self.old_path, self.new_path) if p is not None))
@@ -82,12 +82,12 @@ class ChangedFile:
             and self.old_path != self.new_path
         )
 
-    @property
+    @cached_property  # read by every check of every item: built once per file
     def added(self) -> tuple[str, ...]:
         """Added lines, without the ``+`` and the line end."""
         return tuple(ln.text for h in self.hunks for ln in h.lines if ln.kind == "+")
 
-    @property
+    @cached_property  # read by every check of every item: built once per file
     def removed(self) -> tuple[str, ...]:
         """Removed lines, without the ``-`` and the line end."""
         return tuple(ln.text for h in self.hunks for ln in h.lines if ln.kind == "-")

@@ -165,8 +165,9 @@ def _selector_metrics(
 
     best: dict[str, float | None] = {}
     best_ci: dict[str, list[float] | None] = {}
-    for k in ks:
-        per_task = [metrics.best_at_k(*pool(t), k) for t in tasks]  # resample these, not the pools
+    by_task = [metrics.best_at_ks(*pool(t), ks) for t in tasks]
+    for i, k in enumerate(ks):
+        per_task = [row[i] for row in by_task]  # resample these, not the pools
         best[str(k)] = metrics.mean(per_task)
         ci = cis.mean(per_task)
         best_ci[str(k)] = list(ci) if ci else None

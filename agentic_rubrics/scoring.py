@@ -54,7 +54,8 @@ def reduce_repeats(verdicts: Iterable[Verdict]) -> list[Verdict]:
     out: list[Verdict] = []
     for rows in groups.values():
         if len(rows) == 1:
-            out.append(rows[0].model_copy(update={"repeat": 0}))
+            one = rows[0]  # verdicts are frozen: one already at repeat 0 is its own reduction
+            out.append(one if one.repeat == 0 else one.model_copy(update={"repeat": 0}))
             continue
         first = rows[0]
         voted = [v for v in rows if v.value is not None]

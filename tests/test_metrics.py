@@ -13,6 +13,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 from agentic_rubrics.metrics import (
     best_at_k,
+    best_at_ks,
     bootstrap_ci,
     flakiness,
     mean,
@@ -53,6 +54,10 @@ def test_best_at_k_equals_brute_force_enumeration(
     labels = [y for _, y in pool]
     got = best_at_k(scores, labels, k)
     assert got == float(brute_best_at_k(scores, labels, k))  # exact: the rational, rounded once
+    assert best_at_ks(scores, labels, [k, 1, 9]) == [
+        got,
+        *(best_at_k(scores, labels, j) for j in (1, 9)),
+    ]
 
 
 def test_best_at_k_known_values() -> None:
