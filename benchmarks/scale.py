@@ -2,11 +2,12 @@
 
     python benchmarks/scale.py --out benchmarks/results
 
-The bundled tasks (copied to make a longer run) are judged by the LLM judge on rubrics that have model-judged
-items; a loopback OpenAI-compatible server in a separate process answers after a fixed latency. Both runs
-use a fresh local Ray cluster with warm workers, the same global limits and the same configuration; the
-benchmark reports both wall times, the speed-up (1 worker / 2 workers) and whether the verdicts are
-identical.
+The bundled tasks (copied to make a longer run; each copy's issue names its copy, so that no model call
+is answered from the response cache) are judged by the LLM judge on rubrics that have model-judged
+items; a loopback OpenAI-compatible server in a separate process answers after a fixed latency. Both
+runs use a fresh local Ray cluster with warm workers, the same global limits and the same
+configuration; the benchmark reports both wall times, the speed-up (1 worker / 2 workers), the model
+calls of each run and how many came from the cache (none), and whether the verdicts are identical.
 """
 
 from __future__ import annotations
@@ -42,7 +43,17 @@ def prepare(work: Path, copies: int, n_tasks: int | None = None) -> tuple[Path, 
     rubrics with model items."""
     base = write_tasks_jsonl(work / "bundled.jsonl")
     rows = [r for _, r in read_jsonl(base)][:n_tasks]
-    many = [dict(r, instance_id=f"{r['instance_id']}-{n}") for n in range(copies) for r in rows]
+    # each copy's issue says which copy it is: its judge prompts differ from every other copy's, so
+    # no model call of a run is answered from the response cache (the library is measured, not the cache)
+    many = [
+        dict(
+            r,
+            instance_id=f"{r['instance_id']}-{n}",
+            problem_statement=f"{r['problem_statement']}\n\n(Benchmark copy {n}.)",
+        )
+        for n in range(copies)
+        for r in rows
+    ]
     tasks = work / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(r) + "\n" for r in many))
     static = work / "static"
@@ -111,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
             ray.shutdown()
         identical = verdicts(work / "w1") == verdicts(work / "w2")
         n_rows = len(verdicts(work / "w1"))
+        costs = {
+            n: json.loads((work / f"w{n}" / "report.json").read_text())["cost"] for n in (1, 2)
+        }
     finally:
         server.kill()
         shutil.rmtree(work, ignore_errors=True)
@@ -124,9 +138,15 @@ def main(argv: list[str] | None = None) -> int:
         "speedup": round(times[1] / times[2], 3),
         "identical_verdicts": identical,
         "verdict_rows": n_rows,
+        "model_calls": {f"{n}_worker{'s' * (n > 1)}": int(costs[n]["calls"]) for n in (1, 2)},
+        "cached_calls": {
+            f"{n}_worker{'s' * (n > 1)}": int(costs[n]["cached_calls"]) for n in (1, 2)
+        },
     }
     print(
-        f"{results['tasks']} tasks, {args.latency * 1000:.0f} ms per model answer, {n_rows} verdict rows"
+        f"{results['tasks']} tasks, {args.latency * 1000:.0f} ms per model answer, {n_rows} verdict rows,"
+        f" {results['model_calls']['1_worker']} model calls per run"
+        f" ({results['cached_calls']['1_worker']} from the cache)"
     )
     print(f"  1 Ray worker : {times[1]:6.2f} s")
     print(

@@ -154,8 +154,11 @@ def test_the_scale_benchmark_runs_and_agrees(tmp_path: Path) -> None:
     assert spec is not None and spec.loader is not None
     scale = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scale)
-    argv = ["--copies", "1", "--tasks", "2", "--latency", "0.05", "--out", str(tmp_path)]
+    argv = ["--copies", "2", "--tasks", "1", "--latency", "0.05", "--out", str(tmp_path)]
     assert scale.main(argv) == 0
     assert ray.is_initialized()  # the module's cluster is left running
     result = json.loads((tmp_path / "scale.json").read_text())
     assert result["identical_verdicts"] and result["tasks"] == 2 and result["speedup"] > 0
+    # copies of a task are distinct tasks: every model call of a run reaches the server
+    assert result["model_calls"]["1_worker"] > 0
+    assert result["cached_calls"] == {"1_worker": 0, "2_workers": 0}
