@@ -32,7 +32,7 @@ class RunOptions:
     items_per_call: int | None = None
     max_cost: float | None = None
     llm_concurrency: int | None = None
-    llm_processes: int | None = None
+    llm_processes: str | None = None
     timeout: float | None = None
     sandbox: str | None = None
     unsafe_local_sandbox: bool = False
@@ -176,7 +176,12 @@ def run_options(
         int | None, typer.Option("--llm-concurrency", help="Model calls in flight at once.")
     ] = None,
     llm_processes: Annotated[
-        int | None, typer.Option("--llm-processes", help="Run litellm in N worker processes.")
+        str | None,
+        typer.Option(
+            "--llm-processes",
+            help="auto (default): worker processes for litellm only when the calls would saturate"
+            " a core; N: always N; 0: never.",
+        ),
     ] = None,
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Seconds per model call.")

@@ -21,23 +21,18 @@ import asyncio
 import contextlib
 import functools
 import os
+import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SecretStr,
-    SerializationInfo,
-    field_serializer,
-)
+from pydantic import SecretStr
 
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm_cache import ResponseCache
+from agentic_rubrics.llm_config import LLMConfig, ReasoningEffort, llm_slot_key
 from agentic_rubrics.llm_errors import CallFailed, PhaseGuard, classify
 from agentic_rubrics.llm_reply import redact_completion, to_completion
-from agentic_rubrics.redaction import Redactor, redact_url, split_credentials, url_secrets
+from agentic_rubrics.redaction import Redactor, split_credentials, url_secrets
 from agentic_rubrics.spend import SpendLog, recorded
 from agentic_rubrics.text import clean_value, has_lone_surrogates
 from agentic_rubrics.types import Completion
@@ -45,16 +40,16 @@ from agentic_rubrics.types import Completion
 if TYPE_CHECKING:
     from agentic_rubrics.llm_params import ModelTraits
 
-ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
-
 __all__ = [
     "LLM",
     "CallFailed",
     "LLMConfig",
     "Ledger",
+    "ReasoningEffort",
     "ResponseCache",
     "classify",
     "import_litellm",
+    "llm_slot_key",
 ]
 
 POOL_GRACE = 5.0
@@ -86,70 +81,6 @@ def import_litellm() -> Any:
             )
         _LITELLM = litellm
     return _LITELLM
-
-
-class LLMConfig(BaseModel):
-    """One model and how to call it. The API key is never part of it (see :class:`LLM`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str = Field(min_length=1)
-    """Any litellm model string, e.g. ``openai/gpt-4o-mini`` or ``hosted_vllm/Qwen3-32B``."""
-    api_base: str | None = None
-    """Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy). Credentials in it
-    (``https://user:pass@host``) are used for the calls and left out whenever it is serialized, unless
-    the serialization context asks for ``secrets`` (handing the configuration to a worker process)."""
-    timeout: float = Field(default=120.0, gt=0)
-    """Seconds one attempt may take from sending the request to the last byte of the answer; past
-    it the attempt is abandoned and retried as a transient failure. A whole call therefore ends within
-    ``(max_retries + 1) * timeout + max_retries * backoff_max`` seconds."""
-    max_retries: int = Field(default=4, ge=0, le=20)
-    """Retries after the first attempt, for transient failures only."""
-    backoff_initial: float = Field(default=1.0, ge=0)
-    """First wait before a retry (seconds), doubled each time, with jitter."""
-    backoff_max: float = Field(default=60.0, ge=0)
-    """Longest wait between retries, also the cap on a server's Retry-After."""
-    concurrency: int = Field(default=16, ge=1)
-    """Calls in flight at once, shared by all tasks of a run."""
-    temperature: float | None = 0.0
-    """Sampling temperature (None: the provider's default). Not sent when the model reasons (see
-    ``reasoning_effort``): reasoning models accept only their provider's default."""
-    max_tokens: int | None = Field(default=4096, ge=1)
-    """Cap on the answer's length; when the model reasons, the reasoning reserve comes on top."""
-    reasoning_effort: ReasoningEffort | None = None
-    """Sent as litellm's ``reasoning_effort`` (``None``: not sent; the provider's default). For
-    Anthropic models litellm turns it into extended thinking with a budget; ``none`` turns reasoning
-    off where the model allows it."""
-    reasoning_tokens: int | None = Field(default=None, ge=1)
-    """Tokens reserved for reasoning on top of ``max_tokens`` when the model reasons (``None``: by
-    ``reasoning_effort``, 16,384 at the default effort). Setting it also marks a model litellm does not
-    know as reasoning (a local model that thinks aloud in ``<think>`` blocks)."""
-    context_tokens: int | None = Field(default=None, ge=1024)
-    """The model's context window in tokens, where litellm does not know it (a local server;
-    ``None``: litellm's ``max_input_tokens``, else 32,768). The agent keeps its conversation within it."""
-    extra_params: dict[str, Any] = Field(default_factory=dict)
-    """Passed through to litellm unchanged (e.g. ``top_p``, ``thinking``)."""
-    input_cost_per_token: float | None = Field(default=None, ge=0)
-    """Price this model (dollars per prompt token) where litellm does not know it, e.g. a local server."""
-    output_cost_per_token: float | None = Field(default=None, ge=0)
-    """Price this model (dollars per completion token) where litellm does not know it."""
-    processes: int = Field(default=0, ge=0, le=64)
-    """0: call litellm in this process. N: run litellm in N worker processes (its per-call CPU cost
-    then stops limiting throughput); not for ``local/`` scripted models."""
-
-    @field_serializer("api_base")
-    def _public_api_base(self, value: str | None, info: SerializationInfo) -> str | None:
-        if value is None or (info.context or {}).get("secrets"):
-            return value
-        return redact_url(value)
-
-
-# --------------------------------------------------------------------------- the door
-
-
-def llm_slot_key(config: LLMConfig) -> str:
-    """One concurrency limit per model and server."""
-    return f"llm:{config.model}@{redact_url(config.api_base or '')}"
 
 
 class LLM:
@@ -187,6 +118,7 @@ class LLM:
         self.ledger = ledger or Ledger()
         self.limiter: Limiter = limiter or LocalLimiter({self.slot_key: config.concurrency})
         self._pool: Any = None
+        self._auto: Any = None  # processes="auto": its AutoPool, or False where workers cannot run
         self._priced = False
         self.requests_sent = 0
         self.guard = PhaseGuard(config.model)
@@ -256,28 +188,55 @@ class LLM:
         never trip it; this deadline covers the whole attempt. Starting worker processes does not count.
         """
         deadline = self.config.timeout
-        if self.config.processes > 0:
-            if self._pool is None:
-                from agentic_rubrics.llm_pool import WorkerPool
-
-                self._pool = WorkerPool(self.config.processes)
-            await self._pool.ready()
+        pool = await self._pool_for_call()
+        if pool is not None:
             deadline += POOL_GRACE  # the worker enforces the timeout itself; this guards the worker
         elif not self._priced:  # importing litellm and registering prices is no call's time
             self._register_price(import_litellm())
             self._priced = True
         try:
             async with asyncio.timeout(deadline):
-                return await self._attempt(kwargs)
+                started = time.monotonic()
+                completion = await self._attempt(kwargs, pool)
+                if pool is None and self._auto:
+                    self._auto.record(time.monotonic() - started)
+                return completion
         except TimeoutError as exc:
             raise CallFailed(
                 "transient", f"no complete answer within {self.config.timeout:g} s"
             ) from exc
 
-    async def _attempt(self, kwargs: dict[str, Any]) -> Completion:
-        if self._pool is not None:
+    async def _pool_for_call(self) -> Any:
+        """The worker pool this call goes to, or ``None``: this process."""
+        processes = self.config.processes
+        if processes == "auto":
+            if self._auto is None:
+                from agentic_rubrics.llm_pool import AutoPool
+
+                provider = self.config.model.split("/", 1)[0]
+                in_process_only = any(  # a provider registered here (a scripted model) stays here
+                    p.get("provider") == provider for p in import_litellm().custom_provider_map
+                )
+                self._auto = False if in_process_only else AutoPool(self.config.concurrency)
+            return self._auto.ready_pool() if self._auto else None
+        if processes > 0:
+            if self._pool is None:
+                from agentic_rubrics.llm_pool import WorkerPool
+
+                self._pool = WorkerPool(processes)
+            await self._pool.ready()
+            return self._pool
+        return None
+
+    @property
+    def pool_decision(self) -> dict[str, Any] | None:
+        """What ``processes="auto"`` measured and decided so far (``None``: not auto, or no call yet)."""
+        return dict(self._auto.decision) if self._auto else None
+
+    async def _attempt(self, kwargs: dict[str, Any], pool: Any) -> Completion:
+        if pool is not None:
             entry = self.price_entry()
-            pooled: Completion = await self._pool.complete(
+            pooled: Completion = await pool.complete(
                 {**kwargs, "_price": entry} if entry else kwargs
             )
             return pooled
@@ -391,6 +350,9 @@ class LLM:
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
+        if self._auto and self._auto.pool is not None:
+            await self._auto.pool.close()
+            self._auto.pool = None
 
 
 def _jitter() -> float:

@@ -1,0 +1,127 @@
+"""``processes="auto"``: worker processes for litellm only where the calls would saturate a core."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from agentic_rubrics.llm import LLM, LLMConfig
+from agentic_rubrics.llm_pool import (
+    AUTO_MIN_CALLS,
+    AutoPool,
+    planned_processes,
+)
+from agentic_rubrics.testing import LoopbackServer, Reply, register_script
+from agentic_rubrics.types import Completion
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "cpu_ms", "seconds", "cpus", "processes"),
+    [
+        (8, 7.0, 0.2, 2, 0),  # 0.28 of a core: one process keeps up
+        (16, 7.0, 0.2, 2, 0),  # 0.56
+        (32, 7.0, 0.2, 2, 2),  # 1.12 cores: two workers
+        (64, 7.0, 0.2, 8, 3),  # 2.24 cores: three
+        (64, 7.0, 0.05, 8, 4),  # 8.96 cores: at most four
+        (64, 7.0, 0.2, 1, 0),  # one usable CPU: workers cannot help
+        (4, 7.0, 0.01, 2, 2),  # a fast local server saturates a core at low concurrency too
+    ],
+)
+def test_workers_are_planned_from_the_measured_cpu_and_time_per_call(
+    concurrency: int, cpu_ms: float, seconds: float, cpus: int, processes: int
+) -> None:
+    need, planned = planned_processes(concurrency, cpu_ms / 1000, seconds, cpus)
+    assert need == pytest.approx(concurrency * cpu_ms / 1000 / seconds)
+    assert planned == processes
+
+
+def test_a_handful_of_calls_never_starts_workers() -> None:
+    auto = AutoPool(64, cpus=4, saturation=0.0)  # any measurement would start them
+    for _ in range(AUTO_MIN_CALLS - 1):
+        auto.record(0.001)
+    assert auto.pool is None and auto.decision == {"started": False}
+
+
+class InProcessPool:
+    """The worker pool's interface, served in this process (starting real workers imports litellm in
+    each, seconds of CPU; the workers themselves are tested in test_llm_pipeline)."""
+
+    def __init__(self, processes: int) -> None:
+        self.processes = processes
+        self.calls = 0
+        self.started = False
+
+    def is_ready(self) -> bool:
+        return self.started
+
+    async def complete(self, kwargs: dict[str, Any]) -> Completion:
+        from agentic_rubrics.llm import import_litellm
+        from agentic_rubrics.llm_reply import to_completion
+
+        self.calls += 1
+        litellm = import_litellm()
+        response = await litellm.acompletion(**kwargs)
+        return to_completion(response, litellm, kwargs["model"])
+
+    async def close(self) -> None:
+        self.started = False
+
+
+def test_auto_starts_workers_and_calls_move_to_them_once_ready() -> None:
+    """Measured in this process first; past the window a pool starts, and once it is ready the calls
+    go to it (until then they stay here)."""
+    pools: list[InProcessPool] = []
+
+    def start(processes: int) -> Any:
+        pools.append(InProcessPool(processes))
+        return pools[-1]
+
+    async def go(url: str) -> tuple[list[str], dict[str, Any] | None]:
+        config = LLMConfig(model="openai/auto-under-test", api_base=url, concurrency=4, timeout=30)
+        assert config.processes == "auto"  # the default
+        llm = LLM(config)
+        llm._auto = AutoPool(4, cpus=2, min_calls=3, saturation=0.0, max_processes=1, start=start)
+        ask = [{"role": "user", "content": "q"}]
+        answers = []
+        try:
+            for _ in range(4):  # the first is not measured, the next two are the window
+                answers.append((await llm.complete(ask, repeat=len(answers))).content or "")
+            assert len(pools) == 1 and pools[0].calls == 0  # started, not ready: still here
+            pools[0].started = True
+            for _ in range(2):
+                answers.append((await llm.complete(ask, repeat=len(answers))).content or "")
+            return answers, llm.pool_decision
+        finally:
+            await llm.aclose()
+
+    with LoopbackServer(lambda body, n: Reply(content=f"a{n}")) as srv:
+        answers, decision = asyncio.run(go(srv.url))
+    assert answers == [f"a{n}" for n in range(6)]
+    assert pools[0].processes == 1 and pools[0].calls == 2
+    assert decision is not None and decision["started"] and decision["processes"] == 1
+    assert decision["after_calls"] == 3 and decision["cpu_ms_per_call"] > 0
+
+
+def test_a_provider_registered_only_here_stays_here() -> None:
+    """A scripted ``local/`` model cannot run in a worker process: auto never moves it."""
+    model = register_script("local/auto-stays", lambda body, n: Reply(content="here"))
+
+    async def go() -> tuple[str | None, object]:
+        llm = LLM(LLMConfig(model=model))
+        try:
+            done = await llm.complete([{"role": "user", "content": "hi"}])
+            return done.content, llm.pool_decision
+        finally:
+            await llm.aclose()
+
+    content, decision = asyncio.run(go())
+    assert content == "here" and decision is None
+
+
+def test_the_loopback_server_answers_without_nagle_delay() -> None:
+    """Headers and body are two writes: without TCP_NODELAY the body waits for the client's delayed
+    ACK (about 40 ms per request on a reused connection), and benchmarks measure that, not the library."""
+    with LoopbackServer() as srv:
+        assert srv._server.RequestHandlerClass.disable_nagle_algorithm is True
