@@ -373,3 +373,29 @@ def test_an_explored_rubric_is_parsed_once_and_judged_as_written(tmp_path: Path)
     written, warnings = parse_rubric(outcome.rubric_yaml)
     assert outcome.parsed == written and outcome.status["lint_warnings"] == len(warnings)
     assert outcome.status["hash"] == written.content_hash()
+
+
+def test_the_offline_speed_benchmark_measures_a_run_and_hashes_its_outputs(tmp_path: Path) -> None:
+    """The benchmark's outputs check hashes what a run wrote: any changed verdict changes it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "offline_speed", ROOT / "benchmarks" / "offline_speed.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    pool = make_pool_file(tmp_path, n_repos=2, per_repo=2)
+    found = bench.measure_one(pool, tmp_path / "a", rerun=False)
+    assert found["tasks"] == 4 and found["candidates"] == 24
+    assert found["cpu_s"]["run_with_report"] > 0 and found["peak_rss_mb"] > 0
+    folder = tmp_path / "a" / "run"
+    assert bench.output_digests(folder) == found["outputs"]
+    verdicts = folder / "verdicts.jsonl"
+    rows = verdicts.read_text().splitlines()
+    flip = next(n for n, row in enumerate(rows) if '"value": 1' in row)
+    rows[flip] = rows[flip].replace('"value": 1', '"value": 0')
+    verdicts.write_text("\n".join(rows) + "\n")
+    changed = bench.output_digests(folder)
+    assert changed["verdicts"] != found["outputs"]["verdicts"]
+    assert changed["rubrics"] == found["outputs"]["rubrics"]
