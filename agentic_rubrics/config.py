@@ -23,7 +23,7 @@ MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_cla
 # settings that change how fast or how far a run goes, never what a finished task's result is
 _NOT_HASHED = {
     "task_concurrency", "trajectories", "max_cost_usd", "max_sandboxes", "executor", "ray_address",
-    "workers",
+    "workers", "plots",
 }  # fmt: skip
 # how a model is reached (transport), not what it answers
 _LLM_NOT_HASHED = {
@@ -66,6 +66,9 @@ class RunConfig(BaseModel):
     """Largest K reported for Best@K."""
     bootstrap_resamples: int = Field(default=1000, ge=0)
     """Resamples of the 95% intervals (0 turns them off)."""
+    plots: bool = True
+    """Draw the report's plots (PNG files in plots/, with matplotlib). ``false`` draws none and leaves
+    matplotlib unimported; every number of the report is the same (does not change results)."""
     max_cost_usd: float | None = Field(default=None, ge=0)
     """Stop starting model calls once this much is spent; what is left is ``missing: budget``."""
     task_concurrency: int = Field(default=4, ge=1)

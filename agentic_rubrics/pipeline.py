@@ -215,7 +215,6 @@ def write_report(
     Labels come from ``labels``, else from ``tasks``, else from the run's own tasks file (see
     :mod:`agentic_rubrics.labels`); ``seed`` and ``selectors`` default to the recorded ones.
     """
-    from agentic_rubrics.plots import write_plots
     from agentic_rubrics.report import build_report_and_results, score_rows
     from agentic_rubrics.report_md import render_markdown
     from agentic_rubrics.selection import write_selections
@@ -226,7 +225,12 @@ def write_report(
         folder, labels=labels, seed=seed, selectors=selectors
     )
     report["problems"] = diagnose(report).as_dict()
-    plots = write_plots(folder.root, report, results)
+    draw = folder.config()["config"].get("plots", True)  # a folder from before the option: drawn
+    plots = []
+    if draw:
+        from agentic_rubrics.plots import write_plots
+
+        plots = write_plots(folder.root, report, results)
     report["plots"] = [path for _, path in plots]
     atomic_write_json(folder.report_json, report)
     atomic_write_text(folder.report_md, render_markdown(report, plots))

@@ -251,7 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     # the issue-only static rubric on every instance (no repository), as the baselines read it
     config = load_config(
         None,
-        {"bootstrap_resamples": 0, "selectors": selectors, "repos": {"url_template": "none"}},
+        {
+            "bootstrap_resamples": 0,
+            "plots": False,
+            "selectors": selectors,
+            "repos": {"url_template": "none"},
+        },
     )
     run(tasks_file, static_dir, config, restart=True)
     policy = config.policy
@@ -342,7 +347,9 @@ def grounded_run(
         "url_template": args.repo_url,
         "cache_dir": str(args.repo_cache) if args.repo_cache else None,
     }
-    config = load_config(None, {"bootstrap_resamples": 0, "selectors": selectors, "repos": repos})
+    config = load_config(
+        None, {"bootstrap_resamples": 0, "plots": False, "selectors": selectors, "repos": repos}
+    )
     folder = work / "static_grounded"
     run(tasks_file, folder, config, restart=True)
     results = load_results(

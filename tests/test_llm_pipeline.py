@@ -75,7 +75,14 @@ def cfg(server: LoopbackServer, rubrics: Path, **extra: Any) -> Any:
     judge = {"kind": "llm", "model": model, **extra.pop("judge", {})}
     extra.setdefault("selectors", ["rubric", "self_consistency", "random"])
     return load_config(
-        None, {"judge": judge, "rubrics_dir": str(rubrics), "bootstrap_resamples": 20, **extra}
+        None,
+        {
+            "judge": judge,
+            "rubrics_dir": str(rubrics),
+            "bootstrap_resamples": 20,
+            "plots": False,
+            **extra,
+        },
     )
 
 

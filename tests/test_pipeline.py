@@ -25,7 +25,7 @@ from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.pipeline import RunConfig, run
 from agentic_rubrics.rerank import OFFLINE_BIAS, OFFLINE_WEIGHTS
 
-FAST = RunConfig(bootstrap_resamples=50)
+FAST = RunConfig(bootstrap_resamples=50, plots=False)  # plots: test_reporting.py
 # the tests that read the module's demo run share one pytest-xdist worker, so it is made once
 SHARES_DEMO_RUN = pytest.mark.xdist_group("test_pipeline.demo_run")
 
@@ -419,7 +419,9 @@ def test_reused_rubrics_give_the_same_verdicts_and_a_broken_one_fails_honestly(
 ) -> None:
     reused = tmp_path / "reused"
     run(
-        tasks_file, reused, RunConfig(bootstrap_resamples=50, rubrics_dir=str(demo_run / "rubrics"))
+        tasks_file,
+        reused,
+        RunConfig(bootstrap_resamples=50, plots=False, rubrics_dir=str(demo_run / "rubrics")),
     )
     assert sorted_rows(reused / "verdicts.jsonl") == sorted_rows(demo_run / "verdicts.jsonl")
     # break one rubric: its task's candidates become inconclusive, never 0
@@ -431,7 +433,9 @@ def test_reused_rubrics_give_the_same_verdicts_and_a_broken_one_fails_honestly(
     victim = sorted(broken_dir.iterdir())[0]
     (victim / "rubrics.yaml").write_text("metadata: [\n")
     out = tmp_path / "broken"
-    report = run(tasks_file, out, RunConfig(bootstrap_resamples=50, rubrics_dir=str(broken_dir)))
+    report = run(
+        tasks_file, out, RunConfig(bootstrap_resamples=50, plots=False, rubrics_dir=str(broken_dir))
+    )
     assert report is not None
     assert report["rubrics"]["failed"] == {"rubric_invalid": 1}
     task = next(t for t in report["tasks"] if t["instance_id"] == victim.name)
@@ -454,7 +458,7 @@ def test_killed_run_resumes_without_redoing_finished_tasks(
     big.write_text("".join(json.dumps(r) + "\n" for r in many))
     out = tmp_path / "killed"
     cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("bootstrap_resamples: 50\ntask_concurrency: 1\n")
+    cfg.write_text("bootstrap_resamples: 50\ntask_concurrency: 1\nplots: false\n")
     cmd = [
         str(Path(sys.executable).parent / "agentic-rubrics"),
         "run",

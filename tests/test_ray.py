@@ -59,9 +59,13 @@ def sorted_rows(path: Path) -> list[dict[str, Any]]:
 @uses_cluster
 def test_ray_gives_the_local_results(tmp_path: Path) -> None:
     tasks = write_tasks_jsonl(tmp_path / "tasks.jsonl")
-    local = run(tasks, tmp_path / "local", load_config(None, {"bootstrap_resamples": 50}))
+    local = run(
+        tasks, tmp_path / "local", load_config(None, {"bootstrap_resamples": 50, "plots": False})
+    )
     remote = run(
-        tasks, tmp_path / "ray", load_config(None, {"bootstrap_resamples": 50, "executor": "ray"})
+        tasks,
+        tmp_path / "ray",
+        load_config(None, {"bootstrap_resamples": 50, "plots": False, "executor": "ray"}),
     )
     assert local is not None and remote is not None
     assert sorted_rows(tmp_path / "local" / "verdicts.jsonl") == sorted_rows(
@@ -81,11 +85,13 @@ def test_ray_resumes_a_folder_without_redoing_finished_tasks(tmp_path: Path) -> 
     first = tmp_path / "first.jsonl"
     first.write_text("".join(tasks.read_text().splitlines(keepends=True)[:4]))
     out = tmp_path / "out"
-    run(first, out, load_config(None, {"bootstrap_resamples": 0}))  # the local executor did 4 tasks
+    run(
+        first, out, load_config(None, {"bootstrap_resamples": 0, "plots": False})
+    )  # the local executor did 4 tasks
     before = (out / "progress.jsonl").read_text()
     stamps = {p: p.stat().st_mtime_ns for p in (out / "rubrics").glob("*/status.json")}
     run(
-        tasks, out, load_config(None, {"bootstrap_resamples": 0, "executor": "ray"})
+        tasks, out, load_config(None, {"bootstrap_resamples": 0, "plots": False, "executor": "ray"})
     )  # same config hash
     after = (out / "progress.jsonl").read_text()
     assert after.startswith(before)
@@ -102,7 +108,7 @@ def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
     with LoopbackServer(judge_answer(1), latency=0.05) as server:
         config = load_config(None, {
             "executor": "ray", "workers": 2, "rubrics_dir": str(rubrics), "max_sandboxes": 1,
-            "selectors": ["rubric", "random"], "bootstrap_resamples": 0,
+            "selectors": ["rubric", "random"], "bootstrap_resamples": 0, "plots": False,
             "judge": {"kind": "llm", "model": {"model": "openai/judge-under-test", "api_base": server.url, "concurrency": 1}},
         })  # fmt: skip
         folder = RunFolder(tmp_path / "out")
@@ -122,7 +128,7 @@ def test_the_budget_is_global_across_workers(tmp_path: Path) -> None:
     with LoopbackServer(judge_answer(1)) as server:
         config = load_config(None, {
             "executor": "ray", "workers": 2, "rubrics_dir": str(rubrics), "max_cost_usd": 0.025,
-            "selectors": ["rubric", "random"], "bootstrap_resamples": 0,
+            "selectors": ["rubric", "random"], "bootstrap_resamples": 0, "plots": False,
             "judge": {"kind": "llm", "model": {"model": "openai/priced-judge", "api_base": server.url, "concurrency": 1,
                                                 "input_cost_per_token": 1e-4}},
         })  # fmt: skip

@@ -57,6 +57,23 @@ def test_every_report_embeds_its_plots(halves: tuple[Path, Path]) -> None:
     assert "## Plots" in md
 
 
+@SHARES_HALVES
+def test_plots_false_draws_none_and_changes_no_number(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """``plots: false`` writes no PNG and no plot section; every other field of the report is the
+    same as the run that drew them."""
+    tasks = halves[0].parent / "half0.jsonl"
+    run(tasks, tmp_path / "run", RunConfig(bootstrap_resamples=50, plots=False))
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    drawn = json.loads((halves[0] / "report.json").read_text())
+    assert report["plots"] == [] and not (tmp_path / "run" / "plots").exists()
+    assert "## Plots" not in (tmp_path / "run" / "report.md").read_text()
+    assert {k: v for k, v in report.items() if k != "plots"} == {
+        k: v for k, v in drawn.items() if k != "plots"
+    }
+
+
 def test_roc_points() -> None:
     assert roc_points([0.9, 0.8, 0.1], [1, 0, 0]) == [
         (0.0, 0.0),

@@ -113,7 +113,8 @@ def test_a_rubric_that_failed_transiently_is_explored_again(tmp_path: Path) -> N
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps(task) + "\n")
     config = load_config(
-        None, {"bootstrap_resamples": 0, "explorer": {"sandbox": {"type": "local-copy"}}}
+        None,
+        {"bootstrap_resamples": 0, "plots": False, "explorer": {"sandbox": {"type": "local-copy"}}},
     )
     first = run(tasks, tmp_path / "out", config)
     assert first is not None and first["rubrics"]["ok"] == 0

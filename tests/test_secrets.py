@@ -101,7 +101,7 @@ def test_no_secret_reaches_the_run_folder_or_a_command_line(
             "explorer": {"kind": "agent", "model": model, "sandbox": {"type": "local-copy"},
                          "allow_unisolated": True, "max_turns": 5},
             "judge": {"kind": "llm", "model": model}, "selectors": ["rubric", "random"],
-            "bootstrap_resamples": 10,
+            "bootstrap_resamples": 10, "plots": False,
         })  # fmt: skip
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
@@ -159,7 +159,7 @@ def test_resume_replays_the_same_redacted_replies(
             "explorer": {"kind": "agent", "model": model, "sandbox": {"type": "bubblewrap"},
                          "max_turns": 5},
             "judge": {"kind": "llm", "model": model}, "selectors": ["rubric", "random"],
-            "bootstrap_resamples": 10,
+            "bootstrap_resamples": 10, "plots": False,
         })  # fmt: skip
         first = run(tasks, tmp_path / "out", config, api_key=key)
         sent = len(server.requests)
