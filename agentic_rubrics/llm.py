@@ -121,6 +121,8 @@ class LLM:
         self._auto: Any = None  # processes="auto": its AutoPool, or False where workers cannot run
         self._priced = False
         self.requests_sent = 0
+        self.retry_waits: list[float] = []
+        """Seconds waited before each retry of this door's calls, in order (at most ``backoff_max``)."""
         self.guard = PhaseGuard(config.model)
 
     @property
@@ -309,6 +311,10 @@ class LLM:
             base = self.config.backoff_initial * 2 ** (state.attempt_number - 1)
             return float(min(self.config.backoff_max, base * (0.5 + _jitter())))
 
+        def waited(state: Any) -> None:
+            """Before each wait that happens (tenacity also computes one after the last attempt)."""
+            self.retry_waits.append(float(state.next_action.sleep))
+
         async with self.limiter.slot(self.slot_key):
             self.guard.check()  # found unusable while this call waited for its slot
             await self.limiter.check_budget()
@@ -316,6 +322,7 @@ class LLM:
                 async for attempt in AsyncRetrying(
                     stop=stop_after_attempt(self.config.max_retries + 1),
                     wait=wait,
+                    before_sleep=waited,
                     retry=retry_if_exception(transient),
                     reraise=True,
                 ):
