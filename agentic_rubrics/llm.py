@@ -232,8 +232,12 @@ class LLM:
 
     @property
     def pool_decision(self) -> dict[str, Any] | None:
-        """What ``processes="auto"`` measured and decided so far (``None``: not auto, or no call yet)."""
-        return dict(self._auto.decision) if self._auto else None
+        """What ``processes="auto"`` measured and decided so far, with ``calls_in_workers``: the calls
+        answered by its workers (``None``: not auto, or no call yet)."""
+        if not self._auto:
+            return None
+        pool = self._auto.pool
+        return {**self._auto.decision, "calls_in_workers": pool.calls if pool is not None else 0}
 
     async def _attempt(self, kwargs: dict[str, Any], pool: Any) -> Completion:
         if pool is not None:

@@ -102,6 +102,7 @@ def test_auto_starts_workers_and_calls_move_to_them_once_ready() -> None:
     assert pools[0].processes == 1 and pools[0].calls == 2
     assert decision is not None and decision["started"] and decision["processes"] == 1
     assert decision["after_calls"] == 3 and decision["cpu_ms_per_call"] > 0
+    assert decision["calls_in_workers"] == 2
 
 
 def test_a_provider_registered_only_here_stays_here() -> None:
