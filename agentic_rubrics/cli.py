@@ -6,9 +6,7 @@ need them, so ``agentic-rubrics --help`` stays fast.
 
 from __future__ import annotations
 
-import inspect
 import json
-import typing
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,7 +15,7 @@ import typer
 from agentic_rubrics.cli_exit import failed as _failed
 from agentic_rubrics.cli_exit import finish as _finish
 from agentic_rubrics.cli_exit import finish_problems as _finish_problems
-from agentic_rubrics.cli_options import RunOptions, run_options
+from agentic_rubrics.cli_options import RunOptions, with_run_options
 
 app = typer.Typer(
     name="agentic-rubrics",
@@ -120,27 +118,10 @@ OutOpt = Annotated[Path, typer.Option("--out", help="Run folder (created, or res
 
 def _command(stages: tuple[str, ...], doc: str) -> Any:
     def command(tasks: TasksOpt, out: OutOpt, **kwargs: Any) -> None:
-        _run_stages(stages, tasks, out, run_options(**kwargs))
+        _run_stages(stages, tasks, out, RunOptions(**kwargs))
 
-    _copy_signature(command, run_options, ["tasks", "out"])
     command.__doc__ = doc
-    return command
-
-
-def _copy_signature(target: Any, source: Any, leading: list[str]) -> None:
-    """Give ``target`` the parameters of ``source`` after its own leading ones (typer reads them).
-
-    Annotations are resolved here, since this module's annotations are strings.
-    """
-    hints = {
-        **typing.get_type_hints(source, include_extras=True),
-        **typing.get_type_hints(target, include_extras=True),
-    }
-    own = inspect.signature(target).parameters
-    params = [own[name] for name in leading] + list(inspect.signature(source).parameters.values())
-    params = [p.replace(annotation=hints.get(p.name, p.annotation)) for p in params]
-    target.__signature__ = inspect.Signature(params)
-    target.__annotations__ = {p.name: p.annotation for p in params}
+    return with_run_options(command, ["tasks", "out"])
 
 
 app.command("run")(
@@ -364,11 +345,10 @@ def _demo(
         tasks = write_tasks_jsonl(out / "demo_tasks.jsonl")
     except AgenticRubricsError as exc:
         raise _failed(exc) from exc
-    _run_stages(("explore", "judge", "report"), tasks, out, run_options(**kwargs))
+    _run_stages(("explore", "judge", "report"), tasks, out, RunOptions(**kwargs))
 
 
-_copy_signature(_demo, run_options, ["out"])
-app.command("demo")(_demo)
+app.command("demo")(with_run_options(_demo, ["out"]))
 
 
 def main() -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig
 from agentic_rubrics.judge import JudgeConfig
@@ -20,68 +21,59 @@ from agentic_rubrics.scoring import DecisionPolicy
 BASE_SELECTORS = ["offline", "rubric", "self_consistency", "random"]
 MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_classifier"]
 
-# settings that change how fast or how far a run goes, never what a finished task's result is
-_NOT_HASHED = {
-    "task_concurrency", "trajectories", "max_cost_usd", "max_sandboxes", "executor", "ray_address",
-    "workers", "plots",
-}  # fmt: skip
-# how a model is reached (transport), not what it answers
-_LLM_NOT_HASHED = {
-    "api_base",
-    "timeout",
-    "max_retries",
-    "backoff_initial",
-    "backoff_max",
-    "concurrency",
-    "processes",
-}
-REPORT_TIME = ("selectors", "seed", "policy", "max_k", "bootstrap_resamples")
-"""Settings the report applies to the verdicts on disk (``report --seed/--selectors`` takes the first
-two): changing them needs no rerun, so they stay out of the hash — except what they change while judging
-(the ``patch_classifier`` selector calls the model; the seed shuffles items between repeats)."""
 MODEL_SELECTOR_NAMES = ("patch_classifier",)
+"""Selectors that call the model while judging: a report-time setting, but the ones named are hashed."""
+_CLI_RESULTS = Effect("results", cli=True)
+_CLI_SPEED = Effect("speed", cli=True)
+_CLI_REPORT = Effect("report", cli=True)
 
 
 class RunConfig(BaseModel):
-    """The whole configuration of a run; its hash guards resuming."""
+    """The whole configuration of a run; its hash guards resuming.
+
+    Each field declares what it changes (:mod:`agentic_rubrics.effects`): ``results`` is hashed;
+    ``report`` settings are applied by ``report`` to the verdicts on disk without a rerun (except what
+    they change while judging: see :meth:`hashed`); ``speed`` settings never change a result."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    explorer: ExplorerConfig = Field(default_factory=ExplorerConfig)
+    explorer: Annotated[ExplorerConfig, _CLI_RESULTS] = Field(default_factory=ExplorerConfig)
     """How rubrics are written."""
-    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    judge: Annotated[JudgeConfig, _CLI_RESULTS] = Field(default_factory=JudgeConfig)
     """How candidates are judged."""
-    policy: DecisionPolicy = Field(default_factory=DecisionPolicy)
+    policy: Annotated[DecisionPolicy, REPORT] = Field(default_factory=DecisionPolicy)
     """Thresholds for decisions."""
-    selectors: list[str] = Field(default_factory=lambda: list(BASE_SELECTORS))
+    selectors: Annotated[list[str], _CLI_REPORT] = Field(
+        default_factory=lambda: list(BASE_SELECTORS)
+    )
     """Selectors compared in the report; the first one writes selections.jsonl. Without a model
     ``offline`` leads; with a judge model, ``rubric`` leads and ``patch_classifier`` joins."""
-    rubrics_dir: str | None = None
+    rubrics_dir: Annotated[str | None, _CLI_RESULTS] = None
     """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
-    repos: RepoConfig = Field(default_factory=RepoConfig)
+    repos: Annotated[RepoConfig, _CLI_SPEED] = Field(default_factory=RepoConfig)
     """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
-    seed: int = 0
+    seed: Annotated[int, _CLI_REPORT] = 0
     """Seed of the tie-break, of the item shuffles between repeats, and of the bootstrap."""
-    max_k: int = Field(default=16, ge=1)
+    max_k: Annotated[int, REPORT] = Field(default=16, ge=1)
     """Largest K reported for Best@K."""
-    bootstrap_resamples: int = Field(default=1000, ge=0)
+    bootstrap_resamples: Annotated[int, REPORT] = Field(default=1000, ge=0)
     """Resamples of the 95% intervals (0 turns them off)."""
-    plots: bool = True
+    plots: Annotated[bool, SPEED] = True
     """Draw the report's plots (PNG files in plots/, with matplotlib). ``false`` draws none and leaves
     matplotlib unimported; every number of the report is the same (does not change results)."""
-    max_cost_usd: float | None = Field(default=None, ge=0)
+    max_cost_usd: Annotated[float | None, _CLI_SPEED] = Field(default=None, ge=0)
     """Stop starting model calls once this much is spent; what is left is ``missing: budget``."""
-    task_concurrency: int = Field(default=4, ge=1)
+    task_concurrency: Annotated[int, SPEED] = Field(default=4, ge=1)
     """Tasks explored and judged at the same time (does not change results)."""
-    trajectories: bool = True
+    trajectories: Annotated[bool, _CLI_SPEED] = True
     """Write exploration trajectories to trajectories/ (does not change results)."""
-    max_sandboxes: int = Field(default=4, ge=1)
+    max_sandboxes: Annotated[int, SPEED] = Field(default=4, ge=1)
     """Sandboxes open at the same time across the whole run (does not change results)."""
-    executor: Literal["local", "ray"] = "local"
+    executor: Annotated[Literal["local", "ray"], _CLI_SPEED] = "local"
     """``local``: tasks run in this process; ``ray``: each task is a Ray task (``agentic-rubrics[ray]``)."""
-    ray_address: str | None = None
+    ray_address: Annotated[str | None, _CLI_SPEED] = None
     """The Ray cluster to join (``None``: start a local one)."""
-    workers: int | None = Field(default=None, ge=1)
+    workers: Annotated[int | None, _CLI_SPEED] = Field(default=None, ge=1)
     """Ray tasks in flight at once (``None``: the cluster's CPUs)."""
 
     @model_validator(mode="before")
@@ -123,16 +115,12 @@ class RunConfig(BaseModel):
         """The settings that can change a finished task's result (what :meth:`content_hash` hashes):
         the model and how it is asked (prompts included), not how it is reached, nor what the report
         computes from the verdicts."""
-        data = self.model_dump(mode="json", exclude=_NOT_HASHED | set(REPORT_TIME))
-        # where a repository comes from does not change a result (its commit is verified); whether
-        # repositories are fetched at all does
+        # the fields marked ``results`` (agentic_rubrics.effects), then what a speed or report
+        # setting changes while judging: where a repository comes from does not change a result (its
+        # commit is verified), whether repositories are fetched at all does; the selectors that call
+        # the model; the seed when it orders the items of repeated judgements
+        data = results_part(self, self.model_dump(mode="json"))
         data["repos"] = {"fetch": self.repos.url_template is not None}
-        for section in ("judge", "explorer"):
-            part = data.get(section) or {}
-            part.pop("concurrency", None)
-            if isinstance(part.get("model"), dict):
-                for key in _LLM_NOT_HASHED:
-                    part["model"].pop(key, None)
         data["model_selectors"] = [s for s in self.selectors if s in MODEL_SELECTOR_NAMES]
         if self.judge.kind == "llm" and self.judge.repeats > 1:
             data["seed"] = self.seed  # it orders the items of repeated judgements
@@ -167,21 +155,14 @@ def config_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> dict
         judge = wanted.get("judge") or {}
         if key == "seed" and judge.get("kind") == "llm" and (judge.get("repeats") or 1) > 1:
             group = "results"  # it orders the items of repeated judgements
-        elif parts[0] in REPORT_TIME:
-            group = "report"
         elif parts[0] == "repos":
             fetch_changed = (old.get("repos.url_template") is None) != (
                 new.get("repos.url_template") is None
             )
             group = "results" if key == "repos.url_template" and fetch_changed else "transport"
-        elif (
-            parts[0] in _NOT_HASHED
-            or (len(parts) == 2 and parts[1] == "concurrency")
-            or (len(parts) == 3 and parts[1] == "model" and parts[2] in _LLM_NOT_HASHED)
-        ):
-            group = "transport"
         else:
-            group = "results"
+            kind = kind_at(RunConfig, parts)
+            group = {"report": "report", "speed": "transport"}.get(kind or "results", "results")
         out[group].append(f"{key}: {old.get(key, '(unset)')!r} -> {new.get(key, '(unset)')!r}")
     return out
 

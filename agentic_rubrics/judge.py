@@ -13,11 +13,12 @@ import json
 import logging
 import random
 import re
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics.checks import check_verdicts
+from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import BudgetExceeded
 from agentic_rubrics.llm import LLM, CallFailed, LLMConfig
 from agentic_rubrics.patch import is_empty_patch, patch_hash
@@ -42,7 +43,7 @@ class JudgeConfig(BaseModel):
     """Items per model call: 0 = all of a candidate's items in one call, 1 = one item per call."""
     repeats: int = Field(default=1, ge=1, le=25)
     """Times each candidate is judged; the verdict is the majority, a tie is ``split_vote``."""
-    concurrency: int = Field(default=16, ge=1)
+    concurrency: Annotated[int, SPEED] = Field(default=16, ge=1)
     """Candidates of one task judged at the same time (the model's own limit applies on top)."""
     answer_form: Literal["json", "reasoning"] = "json"
     """``json``: the paper's judge, asked for one JSON object and nothing else; ``reasoning``: the

@@ -6,6 +6,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_serializer
 
+from agentic_rubrics.effects import SPEED
 from agentic_rubrics.redaction import redact_url
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
@@ -18,21 +19,21 @@ class LLMConfig(BaseModel):
 
     model: str = Field(min_length=1)
     """Any litellm model string, e.g. ``openai/gpt-4o-mini`` or ``hosted_vllm/Qwen3-32B``."""
-    api_base: str | None = None
+    api_base: Annotated[str | None, SPEED] = None
     """Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy). Credentials in it
     (``https://user:pass@host``) are used for the calls and left out whenever it is serialized, unless
     the serialization context asks for ``secrets`` (handing the configuration to a worker process)."""
-    timeout: float = Field(default=120.0, gt=0)
+    timeout: Annotated[float, SPEED] = Field(default=120.0, gt=0)
     """Seconds one attempt may take from sending the request to the last byte of the answer; past
     it the attempt is abandoned and retried as a transient failure. A whole call therefore ends within
     ``(max_retries + 1) * timeout + max_retries * backoff_max`` seconds."""
-    max_retries: int = Field(default=4, ge=0, le=20)
+    max_retries: Annotated[int, SPEED] = Field(default=4, ge=0, le=20)
     """Retries after the first attempt, for transient failures only."""
-    backoff_initial: float = Field(default=1.0, ge=0)
+    backoff_initial: Annotated[float, SPEED] = Field(default=1.0, ge=0)
     """First wait before a retry (seconds), doubled each time, with jitter."""
-    backoff_max: float = Field(default=60.0, ge=0)
+    backoff_max: Annotated[float, SPEED] = Field(default=60.0, ge=0)
     """Longest wait between retries, also the cap on a server's Retry-After."""
-    concurrency: int = Field(default=16, ge=1)
+    concurrency: Annotated[int, SPEED] = Field(default=16, ge=1)
     """Calls in flight at once, shared by all tasks of a run."""
     temperature: float | None = 0.0
     """Sampling temperature (None: the provider's default). Not sent when the model reasons (see
@@ -56,7 +57,7 @@ class LLMConfig(BaseModel):
     """Price this model (dollars per prompt token) where litellm does not know it, e.g. a local server."""
     output_cost_per_token: float | None = Field(default=None, ge=0)
     """Price this model (dollars per completion token) where litellm does not know it."""
-    processes: Annotated[int, Field(ge=0, le=64)] | Literal["auto"] = "auto"
+    processes: Annotated[Annotated[int, Field(ge=0, le=64)] | Literal["auto"], SPEED] = "auto"
     """0: call litellm in this process. N: run litellm in N worker processes (its per-call CPU cost
     then stops limiting throughput); not for ``local/`` scripted models. ``auto``: in this process
     until the calls' measured CPU at this concurrency would saturate a core, then in worker processes
