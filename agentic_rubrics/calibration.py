@@ -142,9 +142,9 @@ def apply_calibration(calibration: Calibration, folder: Path, out: Path) -> dict
 
 
 def _diagram(result: dict[str, Any], path: Path) -> None:
-    from agentic_rubrics.plots import _figure, _save
+    from agentic_rubrics.figures import figure, save
 
-    fig, ax = _figure(5.2, 4.6)
+    fig, ax = figure(5.2, 4.6)
     ax.plot([0, 1], [0, 1], "k:", lw=1, label="perfect")
     for key, color, name in (
         ("s_as_probability", "#d62728", "S as a probability"),
@@ -164,7 +164,7 @@ def _diagram(result: dict[str, Any], path: Path) -> None:
     ax.set(xlabel="predicted P(resolved)", ylabel="observed share resolved", xlim=(0, 1), ylim=(0, 1),
            title=f"Reliability ({result['candidates']} candidates)")  # fmt: skip
     ax.legend(fontsize=8, loc="upper left")
-    _save(fig, path)
+    save(fig, path)
 
 
 def shared_instances(fit_on: Path, apply_to: Path) -> list[str]:

@@ -22,36 +22,23 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
-from functools import lru_cache
 from typing import Any, Literal
 
 from agentic_rubrics.check_regex import RegexTimeout, any_line_matches, regex_problem
 from agentic_rubrics.exceptions import CheckError, PatchParseError
-from agentic_rubrics.patch import ChangedFile, ParsedPatch, parse_patch, touches_symbol
+from agentic_rubrics.patch import (
+    ChangedFile,
+    ParsedPatch,
+    parse_patch,
+    path_matches,
+    touches_symbol,
+)
 from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import Check, Rubric, Verdict
 
 ArgKind = Literal["glob", "globs", "regex", "int", "symbols"]
 
-_GLOB_CHARS = re.compile(r"[*?\[]")
 _SYMBOL_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-
-
-@lru_cache(maxsize=65536)  # the same few paths and globs come back for every candidate of a task
-def path_matches(path: str, pattern: str) -> bool:
-    """Whether a repository-relative path matches a check's path pattern (see the module doc)."""
-    if pattern.startswith("/"):
-        # anchored at the repository root: "/*.py" is a Python file at the top level only
-        rest = pattern.lstrip("/")
-        return path.count("/") == rest.count("/") and fnmatchcase(path, rest)
-    if pattern.endswith("/"):
-        return path.startswith(pattern) or fnmatchcase(path, pattern + "*")
-    if _GLOB_CHARS.search(pattern) is None:
-        return path == pattern or ("/" not in pattern and path.rsplit("/", 1)[-1] == pattern)
-    if fnmatchcase(path, pattern):
-        return True
-    return "/" not in pattern and fnmatchcase(path.rsplit("/", 1)[-1], pattern)
 
 
 def _matches_any(paths: Iterable[str], globs: list[str]) -> bool:

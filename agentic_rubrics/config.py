@@ -15,11 +15,8 @@ from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig
 from agentic_rubrics.judge import JudgeConfig
 from agentic_rubrics.repos import RepoConfig
-from agentic_rubrics.rerank import SELECTORS
+from agentic_rubrics.rerank import BASE_SELECTORS, MODEL_SELECTORS, SELECTORS
 from agentic_rubrics.scoring import DecisionPolicy
-
-BASE_SELECTORS = ["offline", "rubric", "self_consistency", "random"]
-MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_classifier"]
 
 MODEL_SELECTOR_NAMES = ("patch_classifier",)
 """Selectors that call the model while judging: a report-time setting, but the ones named are hashed."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Literal
 
 
 class AgenticRubricsError(Exception):
@@ -94,3 +95,32 @@ class InputsChanged(DataError):
 
 class RunFolderBusy(AgenticRubricsError):
     """Another process is writing to the run folder."""
+
+
+FailureKind = Literal[
+    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_params", "bad_request",
+    "budget", "empty_reply",
+]  # fmt: skip
+"""How a model call failed: ``transient`` is retried, the others fail the call or the run."""
+
+
+class CallFailed(AgenticRubricsError):
+    """A model call that did not produce a completion, classified once, for retry and reporting; the
+    door (:mod:`agentic_rubrics.llm`) raises it, and its callers turn it into a ``missing`` verdict or a
+    failed rubric."""
+
+    def __init__(
+        self, kind: FailureKind, message: str, *, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+class ExplorationFailed(AgenticRubricsError):
+    """An explorer wrote no valid rubric; ``reason`` is a short code, ``steps`` the trajectory so far."""
+
+    def __init__(self, reason: str, steps: list[dict[str, Any]]) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.steps = steps

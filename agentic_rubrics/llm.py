@@ -18,7 +18,6 @@ reaches for the network.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
 import time
@@ -31,6 +30,7 @@ from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm_cache import ResponseCache
 from agentic_rubrics.llm_config import LLMConfig, ReasoningEffort, llm_slot_key
 from agentic_rubrics.llm_errors import CallFailed, PhaseGuard, classify
+from agentic_rubrics.llm_params import import_litellm
 from agentic_rubrics.llm_reply import redact_completion, to_completion
 from agentic_rubrics.redaction import Redactor, split_credentials, url_secrets
 from agentic_rubrics.spend import SpendLog, recorded
@@ -39,6 +39,7 @@ from agentic_rubrics.types import Completion
 
 if TYPE_CHECKING:
     from agentic_rubrics.llm_params import ModelTraits
+
 
 __all__ = [
     "LLM",
@@ -57,30 +58,6 @@ POOL_GRACE = 5.0
 
 PLACEHOLDER_KEY = "no-key-needed-for-local-server"
 """Sent as the API key when an ``api_base`` is given and no key exists anywhere (local servers)."""
-
-_LITELLM: Any = None
-
-
-def import_litellm() -> Any:
-    """Import litellm once, with the local cost map (no network at import) and quiet logging.
-
-    It also answers one mocked request (no network): litellm builds much of its machinery on the
-    first call, seconds on a busy machine, and that must not count against a real call's deadline.
-    """
-    global _LITELLM
-    if _LITELLM is None:
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
-
-        litellm.suppress_debug_info = True
-        with contextlib.suppress(Exception):  # a warm-up only: a failure here changes nothing
-            litellm.completion(
-                model="openai/agentic-rubrics-warm-up",
-                messages=[{"role": "user", "content": "warm-up"}],
-                mock_response="ok",
-            )
-        _LITELLM = litellm
-    return _LITELLM
 
 
 class LLM:

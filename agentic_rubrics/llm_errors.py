@@ -12,25 +12,10 @@ import email.utils
 import math
 import re
 import time
-from typing import Literal
 
-from agentic_rubrics.exceptions import ModelError
+from agentic_rubrics.exceptions import CallFailed, FailureKind, ModelError
 
-FailureKind = Literal[
-    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_params", "bad_request",
-    "budget", "empty_reply",
-]  # fmt: skip
-
-
-class CallFailed(Exception):
-    """A model call that did not produce a completion, classified once, for retry and reporting."""
-
-    def __init__(
-        self, kind: FailureKind, message: str, *, retry_after: float | None = None
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.retry_after = retry_after
+__all__ = ["CallFailed", "FailureKind", "PhaseGuard", "classify"]
 
 
 _AUTH_HINTS = (

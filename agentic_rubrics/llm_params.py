@@ -16,12 +16,13 @@ capped by the model's ``max_output_tokens`` where litellm knows it.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentic_rubrics.llm import LLMConfig
+    from agentic_rubrics.llm_config import LLMConfig
 
 __all__ = ["REASONING_TOKENS", "ModelTraits", "call_params", "model_traits", "reasoning_active"]
 
@@ -65,11 +66,34 @@ def _positive(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+_LITELLM: Any = None
+
+
+def import_litellm() -> Any:
+    """Import litellm once (every module imports it through here), with the local cost map (no network at import) and quiet logging.
+
+    It also answers one mocked request (no network): litellm builds much of its machinery on the
+    first call, seconds on a busy machine, and that must not count against a real call's deadline.
+    """
+    global _LITELLM
+    if _LITELLM is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        with contextlib.suppress(Exception):  # a warm-up only: a failure here changes nothing
+            litellm.completion(
+                model="openai/agentic-rubrics-warm-up",
+                messages=[{"role": "user", "content": "warm-up"}],
+                mock_response="ok",
+            )
+        _LITELLM = litellm
+    return _LITELLM
+
+
 @lru_cache(maxsize=64)
 def model_traits(model: str) -> ModelTraits:
     """What litellm knows about ``model`` (each lookup guarded: an unknown model knows nothing)."""
-    from agentic_rubrics.llm import import_litellm
-
     litellm = import_litellm()
     supported: frozenset[str] | None = None
     reasoning = function_calling = False

@@ -35,7 +35,8 @@ START_TIMEOUT = 300.0
 
 
 def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child process
-    from agentic_rubrics.llm import classify, import_litellm
+    from agentic_rubrics.llm_errors import classify
+    from agentic_rubrics.llm_params import import_litellm
     from agentic_rubrics.llm_reply import to_completion
 
     litellm = import_litellm()
@@ -109,7 +110,7 @@ class WorkerPool:
             threading.Thread(target=self._read, args=(index, conn), daemon=True).start()
 
     def _read(self, index: int, conn: Connection) -> None:
-        from agentic_rubrics.llm import CallFailed
+        from agentic_rubrics.exceptions import CallFailed
 
         while True:
             try:
@@ -159,7 +160,7 @@ class WorkerPool:
             with self._locks[index]:
                 self._conns[index].send((rid, kwargs))
         except OSError as exc:
-            from agentic_rubrics.llm import CallFailed
+            from agentic_rubrics.exceptions import CallFailed
 
             self._pending.pop(rid, None)
             raise CallFailed("transient", f"a model worker process is gone: {exc}") from exc

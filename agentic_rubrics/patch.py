@@ -14,6 +14,7 @@ import hashlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
 
 from unidiff.errors import UnidiffParseError
@@ -21,6 +22,42 @@ from unidiff.patch import PatchSet
 
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.text import utf8_bytes
+
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+TEST_GLOBS = [
+    "tests/",
+    "*/tests/*",
+    "testing/",
+    "*/testing/*",
+    "test_*.py",
+    "*_test.py",
+    "conftest.py",
+]
+"""Globs of test files, for ``in`` / ``not_in`` filters."""
+
+
+@lru_cache(maxsize=65536)  # the same few paths and globs come back for every candidate of a task
+def path_matches(path: str, pattern: str) -> bool:
+    """Whether a repository-relative path matches a check's path pattern (the forms are in
+    :mod:`agentic_rubrics.checks`' module doc)."""
+    if pattern.startswith("/"):
+        # anchored at the repository root: "/*.py" is a Python file at the top level only
+        rest = pattern.lstrip("/")
+        return path.count("/") == rest.count("/") and fnmatchcase(path, rest)
+    if pattern.endswith("/"):
+        return path.startswith(pattern) or fnmatchcase(path, pattern + "*")
+    if _GLOB_CHARS.search(pattern) is None:
+        return path == pattern or ("/" not in pattern and path.rsplit("/", 1)[-1] == pattern)
+    if fnmatchcase(path, pattern):
+        return True
+    return "/" not in pattern and fnmatchcase(path.rsplit("/", 1)[-1], pattern)
+
+
+def is_test_path(path: str) -> bool:
+    """A test file or a file under a tests folder."""
+    return any(path_matches(path, g) for g in TEST_GLOBS)
+
 
 _DEV_NULL = "/dev/null"
 _INDEX_LINE = re.compile(r"^index [0-9a-fA-F]+\.\.[0-9a-fA-F]+( \d+)?$")
@@ -131,7 +168,8 @@ def patch_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(utf8_bytes(normalize_patch(text))).hexdigest()
 
 
-def _unquote(path: str) -> str:
+def unquote_path(path: str) -> str:
+    """A path as git printed it in a diff header, its C-quoting undone."""
     if len(path) >= 2 and path[0] == '"' and path[-1] == '"':
         # git C-quotes unusual paths: backslash escapes and octal bytes of UTF-8.
         raw = path[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape")
@@ -145,7 +183,7 @@ def _unquote(path: str) -> str:
 def _side(path: str | None, prefix: str) -> str | None:
     if path is None:
         return None
-    path = _unquote(path.strip())
+    path = unquote_path(path.strip())
     if path == _DEV_NULL or path == "":
         return None
     if path.startswith(prefix):

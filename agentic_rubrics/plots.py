@@ -1,6 +1,6 @@
 """The report's plots (matplotlib, PNG): Best@K by selector, S by label, per-axis S by label, ROC curves.
 
-matplotlib is imported here only, with the Agg backend, so nothing needs a display.
+matplotlib is imported only when a figure is drawn (:mod:`agentic_rubrics.figures`).
 """
 
 from __future__ import annotations
@@ -8,33 +8,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.figures import figure as _figure
+from agentic_rubrics.figures import save as _save
 from agentic_rubrics.metrics import roc_curve
 from agentic_rubrics.report import TaskResult
 from agentic_rubrics.types import AXES
 
 PLOTS_DIR = "plots"
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-
-
-def _figure(width: float = 6.4, height: float = 4.0) -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(width, height), dpi=100)
-    return fig, ax
-
-
-def _save(fig: Any, path: Path) -> None:
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.tight_layout()
-    fig.savefig(tmp, format="png", metadata={"Software": None})
-    plt.close(fig)
-    tmp.replace(path)
 
 
 def _values_for_roc(name: str, t: TaskResult) -> dict[str, float | None]:

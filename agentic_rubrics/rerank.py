@@ -29,6 +29,10 @@ SELECTORS: dict[str, str] = {
     "offline": "the no-model ranking: rubric S with agreement across candidates and the patch's shape",
 }
 """The selectors a run can compare, name -> what ranks the candidates."""
+BASE_SELECTORS = ["offline", "rubric", "self_consistency", "random"]
+"""The default selectors without a judge model (``offline`` leads)."""
+MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_classifier"]
+"""The default selectors with a judge model (``rubric`` leads, ``patch_classifier`` joins)."""
 
 
 def tie_break_key(seed: int, instance_id: str, candidate_id: str) -> str:
@@ -271,8 +275,7 @@ def patch_features(
     self-consistency values, when already computed.
     """
     from agentic_rubrics.exceptions import PatchParseError
-    from agentic_rubrics.explore.codeindex import is_test_path
-    from agentic_rubrics.patch import parse_patch
+    from agentic_rubrics.patch import is_test_path, parse_patch
 
     if agreement is None:
         agreement = self_consistency_ranking(patches)

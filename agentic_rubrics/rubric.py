@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from agentic_rubrics.checks import CHECKS, check_problems
 from agentic_rubrics.data import atomic_write_text
 from agentic_rubrics.exceptions import Problem, RubricError
-from agentic_rubrics.rubric_yaml import Loc, Located, _dotted, size_problem
+from agentic_rubrics.rubric_yaml import Loc, Located, dotted_path, size_problem
 from agentic_rubrics.types import AXES, AXIS_RANGES, Check, Rubric
 
 _TOP_KEYS = ("metadata", "axes")
@@ -202,7 +202,7 @@ def lint(rubric: Rubric, src: Located | None = None) -> list[Problem]:
     def warn(loc: Loc, message: str) -> Problem:
         if src is not None:
             return src.problem(loc, message, "warning")
-        return Problem(file, None, None, _dotted(loc), message, "warning")
+        return Problem(file, None, None, dotted_path(loc), message, "warning")
 
     out: list[Problem] = []
     for axis in AXES:

@@ -37,7 +37,8 @@ Loc = tuple[str | int, ...]
 _STR = "tag:yaml.org,2002:str"
 
 
-def _dotted(loc: Loc) -> str:
+def dotted_path(loc: Loc) -> str:
+    """A location as a reader writes it: ``axes.runtime_rubrics[2].check``."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -151,7 +152,7 @@ class Located:
         except (ValueError, OverflowError, TypeError, yaml.YAMLError) as exc:
             line, col = node.start_mark.line + 1, node.start_mark.column + 1
             message = f"cannot read this value: {str(exc)[:200]}"
-            self.problems.append(Problem(self.file, line, col, _dotted(loc), message))
+            self.problems.append(Problem(self.file, line, col, dotted_path(loc), message))
             return str(node.value) if isinstance(node, yaml.ScalarNode) else None
 
     def _build(self, node: yaml.Node, loc: Loc) -> Any:
@@ -165,7 +166,7 @@ class Located:
                 here = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
                 if key in out:
                     self.problems.append(
-                        Problem(self.file, *here, _dotted(loc), f"duplicate key {key!r}")
+                        Problem(self.file, *here, dotted_path(loc), f"duplicate key {key!r}")
                     )
                 self.marks[(*loc, key)] = here
                 out[key] = self._build(value_node, (*loc, key))
@@ -183,4 +184,4 @@ class Located:
 
     def problem(self, loc: Loc, message: str, severity: str = "error") -> Problem:
         """A problem placed at ``loc``."""
-        return Problem(self.file, *self.where(loc), _dotted(loc), message, severity)
+        return Problem(self.file, *self.where(loc), dotted_path(loc), message, severity)

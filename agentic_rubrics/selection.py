@@ -52,7 +52,7 @@ def choose(results: list[TaskResult], selectors: list[str]) -> dict[str, Any]:
 def primary_reason(config: dict[str, Any], selectors: list[str], given_now: bool) -> str:
     """Why the first selector is the primary one (said in the report, so adding a model never changes
     which selector writes selections.jsonl without a word)."""
-    from agentic_rubrics.config import BASE_SELECTORS, MODEL_SELECTORS
+    from agentic_rubrics.rerank import BASE_SELECTORS, MODEL_SELECTORS
 
     with_model = (config.get("judge") or {}).get("kind") == "llm"
     if given_now:

@@ -17,7 +17,13 @@ from typing import Any
 
 from agentic_rubrics.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, safe_name
-from agentic_rubrics.exceptions import AgenticRubricsError, ModelError, RepoError, RubricError
+from agentic_rubrics.exceptions import (
+    AgenticRubricsError,
+    ExplorationFailed,
+    ModelError,
+    RepoError,
+    RubricError,
+)
 from agentic_rubrics.grounding import grounding_record, repository_source
 from agentic_rubrics.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.judging import baselines_for, generator_warning, judge_task
@@ -197,7 +203,7 @@ def _reuse_rubric(
 async def _explore(
     task: Task, ctx: RunContext, status: dict[str, Any]
 ) -> tuple[Rubric | None, list[dict[str, Any]], dict[str, Any], str | None]:
-    from agentic_rubrics.explore.agent import ExplorationFailed
+
     from agentic_rubrics.sandbox import open_sandbox
 
     cfg = ctx.config.explorer

@@ -17,7 +17,11 @@ from typing import Any, Literal
 
 from agentic_rubrics import Sandbox
 from agentic_rubrics.checks import CHECKS
-from agentic_rubrics.exceptions import AgenticRubricsError, BudgetExceeded, SandboxError
+from agentic_rubrics.exceptions import (
+    BudgetExceeded,
+    ExplorationFailed,
+    SandboxError,
+)
 from agentic_rubrics.explore.agent_actions import (
     TOOLS,
     Action,
@@ -44,15 +48,6 @@ __all__ = ["RUBRIC_FILE", "TOOLS", "AgentExplorer", "ExplorationFailed", "IssueO
 _YAML = re.compile(r"```(?:yaml|yml)[ \t]*\n(.*?)```", re.S)
 CONTEXT_RETRIES = 2
 """Times a turn is asked again, with a smaller budget, when the provider finds the prompt too long."""
-
-
-class ExplorationFailed(AgenticRubricsError):
-    """No valid rubric came out; ``reason`` is a short code, ``steps`` the trajectory so far."""
-
-    def __init__(self, reason: str, steps: list[dict[str, Any]]) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.steps = steps
 
 
 def check_vocabulary() -> list[dict[str, str]]:

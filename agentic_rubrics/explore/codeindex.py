@@ -16,18 +16,6 @@ import shlex
 from dataclasses import dataclass, field
 
 from agentic_rubrics import Sandbox
-from agentic_rubrics.checks import path_matches
-
-TEST_GLOBS = [
-    "tests/",
-    "*/tests/*",
-    "testing/",
-    "*/testing/*",
-    "test_*.py",
-    "*_test.py",
-    "conftest.py",
-]
-"""Globs of test files, for ``in`` / ``not_in`` filters."""
 
 LOW_PRIOR_PARTS = frozenset(
     {
@@ -52,11 +40,6 @@ _DEF_LINE = (
 _LISTED = re.compile(
     r"^(?P<indent>[ \t]*)(?:(?:async\s+)?(?P<kw>def|class)\s+(?P<name>\w+)|(?P<const>[A-Z][A-Z0-9_]*))"
 )
-
-
-def is_test_path(path: str) -> bool:
-    """A test file or a file under a tests folder."""
-    return any(path_matches(path, g) for g in TEST_GLOBS)
 
 
 def is_low_prior(path: str) -> bool:

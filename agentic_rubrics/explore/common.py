@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentic_rubrics.explore.codeindex import TEST_GLOBS, is_test_path
+from agentic_rubrics.patch import TEST_GLOBS, is_test_path
 from agentic_rubrics.types import Task
 
 # Every shipped pattern is linear on any line: possessive quantifiers (``*+``, Python >= 3.11 and the

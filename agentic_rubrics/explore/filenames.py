@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from agentic_rubrics.explore.codeindex import is_low_prior, is_test_path
+from agentic_rubrics.explore.codeindex import is_low_prior
+from agentic_rubrics.patch import is_test_path
 
 GENERIC_STEMS = frozenset(
     {

@@ -13,7 +13,6 @@ from collections import Counter
 from typing import Any
 
 from agentic_rubrics.exceptions import PatchParseError
-from agentic_rubrics.explore.codeindex import TEST_GLOBS, is_test_path
 from agentic_rubrics.explore.common import (
     CODE_LINE,
     common_items,
@@ -24,7 +23,13 @@ from agentic_rubrics.explore.common import (
     scope_items,
 )
 from agentic_rubrics.explore.mentions import find_mentions, is_builtin_exception
-from agentic_rubrics.patch import ParsedPatch, enclosing_chains, parse_patch
+from agentic_rubrics.patch import (
+    TEST_GLOBS,
+    ParsedPatch,
+    enclosing_chains,
+    is_test_path,
+    parse_patch,
+)
 from agentic_rubrics.types import Rubric, Task
 
 

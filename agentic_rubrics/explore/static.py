@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from agentic_rubrics import Sandbox
-from agentic_rubrics.explore.codeindex import CodeIndex, is_test_path
+from agentic_rubrics.explore.codeindex import CodeIndex
 from agentic_rubrics.explore.common import (
     CODE_LINE,
     common_items,
@@ -24,6 +24,7 @@ from agentic_rubrics.explore.common import (
 )
 from agentic_rubrics.explore.leads import Located, locate
 from agentic_rubrics.explore.mentions import find_mentions, is_builtin_exception
+from agentic_rubrics.patch import is_test_path
 from agentic_rubrics.types import Rubric, Task
 
 

@@ -31,7 +31,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from agentic_rubrics.patch import _unquote
+from agentic_rubrics.patch import unquote_path
 from agentic_rubrics.postimage.model import ApplyMethod
 
 GIT_APPLY = ("git", "apply", "--verbose")
@@ -85,7 +85,7 @@ def header_paths(text: str) -> set[str]:
             raw.append(m.group(1).split("\t")[0].rstrip())
     out: set[str] = set()
     for path in raw:
-        path = _unquote(path.strip())
+        path = unquote_path(path.strip())
         if not path or path == "/dev/null":
             continue
         out.add(path)

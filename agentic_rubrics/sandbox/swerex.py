@@ -41,8 +41,11 @@ __all__ = [
     "swebench_image_id",
 ]
 
-# SWE-ReX logs every step at DEBUG to the terminal unless told otherwise (read when it is imported)
-os.environ.setdefault("SWE_REX_LOG_STREAM_LEVEL", "WARNING")
+
+def quiet_swerex() -> None:
+    """Before SWE-ReX is first imported: it logs every step at DEBUG to the terminal unless told
+    otherwise, and reads the setting when it is imported (nothing is changed when this module is)."""
+    os.environ.setdefault("SWE_REX_LOG_STREAM_LEVEL", "WARNING")
 
 
 class _Config(BaseModel):
@@ -121,6 +124,7 @@ class SweRexSandbox:
         self._env = clean_env(Path("/tmp"))
 
     def _make_deployment(self) -> Any:
+        quiet_swerex()
         from swerex.deployment.config import (
             LocalDeploymentConfig,
             ModalDeploymentConfig,
