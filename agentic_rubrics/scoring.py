@@ -9,12 +9,21 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_rubrics.exceptions import DataError
-from agentic_rubrics.types import AXES, Axis, CandidateScore, Decision, Rubric, Verdict
+from agentic_rubrics.types import (
+    AXES,
+    Axis,
+    CandidateScore,
+    Decision,
+    Rubric,
+    RubricItem,
+    Verdict,
+)
 
 TIER_EMPTY_PATCH = 0
 TIER_NO_VERDICT = 1
@@ -100,64 +109,26 @@ def score_candidate(
         DataError: a verdict names an item the rubric does not have, or disagrees on its weight.
     """
     policy = policy or DecisionPolicy()
-    empty = empty_patch
-    by_item = {v.item_id: v for v in reduce_repeats(verdicts)}
     items = list(rubric.items()) if rubric is not None else []
-    known = {item.id: item for _, item in items}
-    for item_id, row in by_item.items():
-        if item_id not in known:
-            raise DataError(f"{instance_id}/{candidate_id}: verdict for unknown item {item_id!r}")
-        if row.weight != known[item_id].weight:
-            raise DataError(f"{instance_id}/{candidate_id}: item {item_id!r} has a stale weight")
-
-    scored: list[tuple[Axis, int, int]] = []
-    missing: Counter[str] = Counter()
-    failed_gates: list[str] = []
-    missing_gates: list[str] = []
-    for axis, item in items:
-        v = by_item.get(item.id)
-        if v is None or v.value is None:
-            missing[v.reason if v is not None and v.reason else "no_verdict"] += 1
-            if item.gate:
-                missing_gates.append(item.id)
-            continue
-        scored.append((axis, item.weight, v.value))
-        if item.gate and v.value == 0:
-            failed_gates.append(item.id)
-
+    tally = _tally(items, _by_item(items, verdicts, f"{instance_id}/{candidate_id}"))
+    scored = tally.scored
     score = _weighted([(w, s) for _, w, s in scored])
     axis_scores = {a: _weighted([(w, s) for ax, w, s in scored if ax == a]) for a in AXES}
     weight_total = sum(item.weight for _, item in items)
     weight_scored = sum(w for _, w, _ in scored)
     coverage = weight_scored / weight_total if weight_total else 0.0
-
-    decision: Decision
-    reasons: list[str] = []
-    if empty:
+    if empty_patch:
         decision, tier, reasons = "reject", TIER_EMPTY_PATCH, ["empty_patch"]
-    elif failed_gates:
+    elif tally.failed_gates:
         decision, tier = "reject", TIER_FAILED_GATE
-        reasons = [f"gate_failed:{g}" for g in failed_gates]
+        reasons = [f"gate_failed:{g}" for g in tally.failed_gates]
     elif rubric is None or not items or not scored:
         decision, tier = "inconclusive", TIER_NO_VERDICT
         reasons = [
             "rubric_error" if rubric is None else "empty_rubric" if not items else "no_verdict"
         ]
     else:
-        if coverage < policy.min_coverage:
-            reasons.append("low_coverage")
-        reasons += [f"gate_missing:{g}" for g in missing_gates]
-        if reasons:
-            decision, tier = "inconclusive", TIER_INCONCLUSIVE
-        else:
-            assert score is not None
-            tier = TIER_SCORED
-            if score >= policy.accept:
-                decision = "accept"
-            elif score >= policy.review:
-                decision = "review"
-            else:
-                decision, reasons = "reject", ["score_below_review"]
+        decision, tier, reasons = _decide(score, coverage, tally.missing_gates, policy)
     return CandidateScore(
         instance_id=instance_id,
         candidate_id=candidate_id,
@@ -167,10 +138,67 @@ def score_candidate(
         weight_scored=weight_scored,
         items_total=len(items),
         items_scored=len(scored),
-        missing=dict(sorted(missing.items())),
+        missing=dict(sorted(tally.missing.items())),
         decision=decision,
         reasons=reasons,
-        empty_patch=empty,
-        failed_gates=failed_gates,
+        empty_patch=empty_patch,
+        failed_gates=tally.failed_gates,
         rank_tier=tier,
     )
+
+
+def _by_item(
+    items: list[tuple[Axis, RubricItem]], verdicts: Iterable[Verdict], where: str
+) -> dict[str, Verdict]:
+    """The verdicts reduced by majority, by item id, each checked against the rubric."""
+    by_item = {v.item_id: v for v in reduce_repeats(verdicts)}
+    known = {item.id: item for _, item in items}
+    for item_id, row in by_item.items():
+        if item_id not in known:
+            raise DataError(f"{where}: verdict for unknown item {item_id!r}")
+        if row.weight != known[item_id].weight:
+            raise DataError(f"{where}: item {item_id!r} has a stale weight")
+    return by_item
+
+
+@dataclass
+class _Tally:
+    scored: list[tuple[Axis, int, int]] = field(default_factory=list)
+    """(axis, weight, value) of each item with a verdict."""
+    missing: Counter[str] = field(default_factory=Counter)
+    """Items without a verdict, by reason."""
+    failed_gates: list[str] = field(default_factory=list)
+    """Gate items whose verdict is 0."""
+    missing_gates: list[str] = field(default_factory=list)
+    """Gate items without a verdict."""
+
+
+def _tally(items: list[tuple[Axis, RubricItem]], by_item: dict[str, Verdict]) -> _Tally:
+    out = _Tally()
+    for axis, item in items:
+        v = by_item.get(item.id)
+        if v is None or v.value is None:
+            out.missing[v.reason if v is not None and v.reason else "no_verdict"] += 1
+            if item.gate:
+                out.missing_gates.append(item.id)
+            continue
+        out.scored.append((axis, item.weight, v.value))
+        if item.gate and v.value == 0:
+            out.failed_gates.append(item.id)
+    return out
+
+
+def _decide(
+    score: float | None, coverage: float, missing_gates: list[str], policy: DecisionPolicy
+) -> tuple[Decision, int, list[str]]:
+    """The decision of a candidate with verdicts, no failed gate and a usable rubric."""
+    reasons = ["low_coverage"] if coverage < policy.min_coverage else []
+    reasons += [f"gate_missing:{g}" for g in missing_gates]
+    if reasons:
+        return "inconclusive", TIER_INCONCLUSIVE, reasons
+    assert score is not None
+    if score >= policy.accept:
+        return "accept", TIER_SCORED, []
+    if score >= policy.review:
+        return "review", TIER_SCORED, []
+    return "reject", TIER_SCORED, ["score_below_review"]
