@@ -1,12 +1,14 @@
-"""What every static rubric shares: the item builder, generic scope items, integrity and runtime checks."""
+"""What every static rubric shares: the item builder, generic scope items, integrity and runtime checks,
+and the rubric's assembly (:func:`static_rubric`)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from agentic_rubrics.explore.mentions import Mentions
 from agentic_rubrics.patch import TEST_GLOBS, is_test_path
-from agentic_rubrics.types import Task
+from agentic_rubrics.types import Rubric, Task
 
 # Every shipped pattern is linear on any line: possessive quantifiers (``*+``, Python >= 3.11 and the
 # regex engine alike) never give characters back, and no two quantifiers range over the same text.
@@ -144,3 +146,46 @@ def common_items(
             )
         )
     return integrity, runtime
+
+
+Item = dict[str, Any]
+"""One rubric item as the static explorers write it (validated when the rubric is assembled)."""
+
+
+def expected_exceptions(mentions: Mentions) -> list[str]:
+    """The exceptions the issue expects that it does not also show being raised."""
+    return [e for e in mentions.expected_exceptions if e not in mentions.observed_exceptions]
+
+
+def issue_title(task: Task) -> str:
+    """The issue's first line (at most 200 characters), else the instance id."""
+    text = task.problem_statement.strip()
+    return (text.splitlines()[0][:200] if text else "") or task.instance_id
+
+
+def static_rubric(
+    task: Task,
+    *,
+    bug: str,
+    file_change: list[Item],
+    spec: list[Item],
+    first_party: list[str],
+    grounding: dict[str, Any] | None = None,
+) -> Rubric:
+    """A static rubric assembled: the explorer's own file-change and spec items, then the integrity and
+    runtime items every static rubric carries."""
+    integrity, runtime = common_items(first_party, mentions_tests(task))
+    metadata: dict[str, Any] = {"task_summary": issue_title(task), "underlying_bug": bug}
+    if grounding is not None:
+        metadata["grounding"] = grounding
+    return Rubric.model_validate(
+        {
+            "metadata": metadata,
+            "axes": {
+                "file_change_rubrics": file_change,
+                "spec_alignment_rubrics": spec,
+                "integrity_rubrics": integrity,
+                "runtime_rubrics": runtime,
+            },
+        }
+    )

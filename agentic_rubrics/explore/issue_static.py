@@ -15,14 +15,14 @@ from typing import Any
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.explore.common import (
     CODE_LINE,
-    common_items,
+    expected_exceptions,
     first_party_packages,
     item,
     literal_fragment,
-    mentions_tests,
     scope_items,
+    static_rubric,
 )
-from agentic_rubrics.explore.mentions import find_mentions, is_builtin_exception
+from agentic_rubrics.explore.mentions import Mentions, find_mentions, is_builtin_exception
 from agentic_rubrics.patch import (
     TEST_GLOBS,
     ParsedPatch,
@@ -38,17 +38,20 @@ def _suffix_match(printed: str, path: str) -> bool:
     return printed == path or printed.endswith("/" + path) or path.endswith("/" + printed)
 
 
-def build_issue_rubric(task: Task) -> Rubric:
-    """A checks-only rubric from the issue, confirmed against the candidates' diffs."""
-    mentions = find_mentions(task.problem_statement)
+def _parsed(task: Task) -> list[ParsedPatch]:
     parsed: list[ParsedPatch] = []
     for c in task.candidates:
         try:
             parsed.append(parse_patch(c.patch))
         except PatchParseError:
             continue
-    # what the diffs show: files changed, and the definitions around changed lines. Sets are counted
-    # in sorted order and ties are broken by name: the rubric must not depend on PYTHONHASHSEED.
+    return parsed
+
+
+def _diff_votes(parsed: list[ParsedPatch]) -> tuple[Counter[str], Counter[str]]:
+    """What the diffs show: the non-test files changed, and the definitions around changed lines,
+    each with the number of candidates that show it. Sets are counted in sorted order (ties are
+    broken by name): the rubric must not depend on PYTHONHASHSEED."""
     file_votes: Counter[str] = Counter()
     symbol_votes: Counter[str] = Counter()
     for p in parsed:
@@ -61,8 +64,13 @@ def build_issue_rubric(task: Task) -> Rubric:
             for chain in enclosing_chains(f):
                 shown.update(name for name, _ in chain)
         symbol_votes.update(sorted(shown))
+    return file_votes, symbol_votes
 
-    # leads from the issue, kept only where a diff confirms them; the deepest frame first
+
+def _confirmed(
+    mentions: Mentions, file_votes: Counter[str], symbol_votes: Counter[str]
+) -> tuple[list[str], list[str]]:
+    """The files and symbols the issue names that a diff confirms; the deepest frame first."""
     frame_files = [
         path
         for fr in reversed(mentions.frames)
@@ -77,9 +85,11 @@ def build_issue_rubric(task: Task) -> Rubric:
     frame_funcs = [fr.func for fr in reversed(mentions.frames) if fr.func in symbol_votes]
     by_votes = sorted(symbol_votes, key=lambda s: (-symbol_votes[s], s))
     symbols = list(dict.fromkeys(frame_funcs + [s for s in by_votes if s in names]))
+    return files, symbols
 
+
+def _file_items(files: list[str], symbols: list[str]) -> list[dict[str, Any]]:
     fc: list[dict[str, Any]] = []
-    sa: list[dict[str, Any]] = []
     if files:
         fc.append(
             item(
@@ -98,9 +108,14 @@ def build_issue_rubric(task: Task) -> Rubric:
                 {"touches_symbol": symbols[:4], "not_in": TEST_GLOBS},
             )
         )
-    fc += scope_items(len(fc) + 1, 2)
-    expected = [e for e in mentions.expected_exceptions if e not in mentions.observed_exceptions]
-    for exc in expected[:2]:
+    return fc + scope_items(len(fc) + 1, 2)
+
+
+def _spec_items(
+    mentions: Mentions, parsed: list[ParsedPatch], files: list[str], symbol_votes: Counter[str]
+) -> list[dict[str, Any]]:
+    sa: list[dict[str, Any]] = []
+    for exc in expected_exceptions(mentions)[:2]:
         if (
             is_builtin_exception(exc)
             or any(exc in s for s in symbol_votes)
@@ -138,28 +153,28 @@ def build_issue_rubric(task: Task) -> Rubric:
                 {"adds_match": CODE_LINE, "in": files[:3]},
             )
         )
+    return sa
+
+
+def _first_party(task: Task, file_votes: Counter[str]) -> list[str]:
     first_party = sorted({p for path in file_votes for p in first_party_packages([path])})
     repo_name = task.repo.rsplit("/", 1)[-1].replace("-", "_")
     if repo_name.isidentifier():
         first_party = sorted(set(first_party) | {repo_name})
-    integrity, runtime = common_items(first_party, mentions_tests(task))
-    title = (
-        task.problem_statement.strip().splitlines()[0][:200]
-        if task.problem_statement.strip()
-        else ""
-    )
+    return first_party
+
+
+def build_issue_rubric(task: Task) -> Rubric:
+    """A checks-only rubric from the issue, confirmed against the candidates' diffs."""
+    mentions = find_mentions(task.problem_statement)
+    parsed = _parsed(task)
+    file_votes, symbol_votes = _diff_votes(parsed)
+    files, symbols = _confirmed(mentions, file_votes, symbol_votes)
     confirmed = ", ".join(files[:3] + symbols[:4]) or "nothing the issue names"
-    return Rubric.model_validate(
-        {
-            "metadata": {
-                "task_summary": title or task.instance_id,
-                "underlying_bug": f"Not diagnosed (rule-based, issue only); the candidates' diffs confirm {confirmed}",
-            },
-            "axes": {
-                "file_change_rubrics": fc,
-                "spec_alignment_rubrics": sa,
-                "integrity_rubrics": integrity,
-                "runtime_rubrics": runtime,
-            },
-        }
+    return static_rubric(
+        task,
+        bug=f"Not diagnosed (rule-based, issue only); the candidates' diffs confirm {confirmed}",
+        file_change=_file_items(files, symbols),
+        spec=_spec_items(mentions, parsed, files, symbol_votes),
+        first_party=_first_party(task, file_votes),
     )

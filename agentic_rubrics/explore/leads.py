@@ -142,9 +142,24 @@ async def locate(index: CodeIndex, mentions: Mentions) -> Located:
     """Find and score the definitions and files the issue points at."""
     out = Located()
     await index.list_files()
-    parsed_first: list[str] = []
+    parsed_first = await _frames(index, mentions, out)
+    _named_paths(index, mentions, out)
+    module_parts, inside = _modules(index, mentions, out)
+    settings = _names(index, mentions, out, module_parts, inside)
+    _constants(index, mentions, out)
+    for path, points in file_name_matches(index.files, mentions.words).items():
+        out.direct[path].add(points, "file name in issue")
+    await _literals(index, mentions, settings, out)
+    await _parse_top(index, out, parsed_first)
+    await _propagate_to_callees(index, out)
+    _score_files(out)
+    return out
 
-    # traceback frames: the deepest frame inside the repository is where the failure surfaced
+
+async def _frames(index: CodeIndex, mentions: Mentions, out: Located) -> list[str]:
+    """Traceback frames: the deepest frame inside the repository is where the failure surfaced. The
+    files of the five deepest are parsed first (returned)."""
+    parsed_first: list[str] = []
     frames = [(f, index.match_path(f.path)) for f in mentions.frames]
     for printed in dict.fromkeys(f.path for f in mentions.frames):
         out.lead("frame", printed, any(p is not None for f, p in frames if f.path == printed))
@@ -164,15 +179,23 @@ async def locate(index: CodeIndex, mentions: Mentions) -> Located:
             out.add(d, weight, "traceback frame")
         else:
             out.direct[path].add(weight, "traceback frame")
+    return parsed_first
 
-    # files named in the text
+
+def _named_paths(index: CodeIndex, mentions: Mentions, out: Located) -> None:
+    """Files named in the text."""
     for printed in mentions.paths:
         named = index.match_path(printed)
         out.lead("path", printed, named is not None)
         if named is not None:
             out.direct[named].add(0.5 if is_test_path(named) else 2.0, "path in issue")
 
-    # module paths and the imports of the issue's code: the module's file, and names inside it
+
+def _modules(
+    index: CodeIndex, mentions: Mentions, out: Located
+) -> tuple[set[str], dict[str, list[str]]]:
+    """Module paths and the imports of the issue's code: the module's file, and names inside it.
+    Returns the parts of the modules found, and each imported name's module files."""
     module_parts: set[str] = set()
     inside: dict[str, list[str]] = defaultdict(list)  # name -> module files it was imported from
     modules: list[tuple[str, tuple[str, ...]]] = [
@@ -196,8 +219,18 @@ async def locate(index: CodeIndex, mentions: Mentions) -> Located:
             out.direct[path].add(0.5 if path.endswith("__init__.py") else 1.5, "module in issue")
         for attrs in ([rest] if rest else []) + [[n] for n in imported]:
             inside[attrs[-1]].append(path)
+    return module_parts, inside
 
-    # names: functions, classes, methods; the issue's own code's names are the reporter's
+
+def _names(
+    index: CodeIndex,
+    mentions: Mentions,
+    out: Located,
+    module_parts: set[str],
+    inside: dict[str, list[str]],
+) -> list[str]:
+    """Names: functions, classes, methods; the issue's own code's names are the reporter's. Returns
+    the snake_case names found nowhere (maybe settings registered by their names)."""
     dotted_syms = [s for s in mentions.symbols if "." in s]
     method_like = {s.rsplit(".", 1)[-1] for s in dotted_syms if s.split(".")[0][:1].islower()}
     names = [
@@ -224,22 +257,17 @@ async def locate(index: CodeIndex, mentions: Mentions) -> Located:
             if any(d.path == p or _under_package(d.path, p) for p in from_module):
                 points = max(points, 3.0 * _prior(d))
             out.add(d, points, "symbol in issue")
+    return settings
 
-    # UPPER_CASE constants, located by their assignments
+
+def _constants(index: CodeIndex, mentions: Mentions, out: Located) -> None:
+    """UPPER_CASE constants, located by their assignments."""
     for const in mentions.constants[:20]:
         found = [d for d in index.lookup(const) if d.kind == "constant" or d.kind == "class"]
         out.lead("constant", const, bool(found))
         shares = _spread(found, prefer_class=False, prefer_method=False)
         for d, share in zip(found, shares, strict=True):
             out.add(d, 2.5 * share * _emphasis(mentions, const), "constant in issue")
-
-    for path, points in file_name_matches(index.files, mentions.words).items():
-        out.direct[path].add(points, "file name in issue")
-    await _literals(index, mentions, settings, out)
-    await _parse_top(index, out, parsed_first)
-    await _propagate_to_callees(index, out)
-    _score_files(out)
-    return out
 
 
 def _under_package(path: str, init: str) -> bool:
