@@ -130,15 +130,6 @@ def load_tasks(path: Path) -> list[Task]:
     return tasks
 
 
-def file_hash(path: Path) -> str:
-    """sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return "sha256:" + digest.hexdigest()
-
-
 # --------------------------------------------------------------------------- run folders
 
 

@@ -35,7 +35,6 @@ class Effect:
     of its fields); declared on RunConfig's own fields, checked against ``cli_options``."""
 
 
-RESULTS = Effect("results")
 SPEED = Effect("speed")
 REPORT = Effect("report")
 

@@ -205,11 +205,6 @@ def _selector_metrics(
     }
 
 
-def build_report(folder: RunFolder, *, n_resamples: int | None = None) -> dict[str, Any]:
-    """Every number of the run, from the folder's files."""
-    return build_report_and_results(folder, n_resamples=n_resamples)[0]
-
-
 def build_report_and_results(
     folder: RunFolder,
     *,

@@ -43,7 +43,6 @@ AXIS_RANGES: Final[dict[Axis, tuple[int, int]]] = {
 
 Origin = Literal["judged", "checked", "missing"]
 Decision = Literal["accept", "review", "reject", "inconclusive"]
-DECISIONS: Final[tuple[Decision, ...]] = get_args(Decision)
 
 MISSING_REASONS: Final[dict[str, str]] = {
     "not_configured": "no judge was configured for items without a check",
