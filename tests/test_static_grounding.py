@@ -270,3 +270,11 @@ def test_the_index_lists_definitions_with_qualified_names(tmp_path: Path) -> Non
         "src/_tool/config/parser.py",
         ["Parser"],
     )
+
+
+def test_an_issue_of_blank_lines_gets_a_rubric_titled_by_the_instance(tmp_path: Path) -> None:
+    # both static explorers title their rubric through one assembly (explore/common.static_rubric);
+    # the grounded one used to take the first line of an issue that has none
+    rubric = rubric_for(tmp_path, "  \n\n ")
+    assert rubric.metadata.task_summary == "shop-1"
+    assert {i.id for i in rubric.axes.integrity_rubrics} >= {"IN0", "IN1", "IN2"}
