@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "data",
             "lock",
             "metrics",
+            "bootstrap",
             "progress",
             "patch",
             "prompts",
