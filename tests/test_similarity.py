@@ -12,7 +12,7 @@ import pytest
 from agentic_rubrics.config import load_config
 from agentic_rubrics.data import RunFolder, read_jsonl
 from agentic_rubrics.pipeline import run
-from agentic_rubrics.report import build_report
+from agentic_rubrics.report import build_report_and_results
 from agentic_rubrics.report_md import render_markdown
 from agentic_rubrics.rerank import (
     changed_lines,
@@ -117,7 +117,7 @@ def test_the_report_states_the_measure_and_the_cap(tmp_path: Path) -> None:
     tasks.write_text(json.dumps(task) + "\n")
     config = load_config(None, {"bootstrap_resamples": 0})
     run(tasks, tmp_path / "out", config, stages=("explore", "judge"))
-    report = build_report(RunFolder(tmp_path / "out"))  # report.md without its plots
+    report = build_report_and_results(RunFolder(tmp_path / "out"))[0]  # report.md without its plots
     assert report["similarity"] == {
         "measures": {"indel-lines": 1},
         "max_lines": 10_000,
