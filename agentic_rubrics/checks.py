@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentic_rubrics.check_regex import RegexTimeout, any_line_matches, regex_problem
+from agentic_rubrics.checks_repo import REPO_CHECKS, repo_arg_problem
 from agentic_rubrics.exceptions import CheckError, PatchParseError
 from agentic_rubrics.patch import (
     ChangedFile,
@@ -36,7 +37,7 @@ from agentic_rubrics.patch import (
 from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import Check, Rubric, Verdict
 
-ArgKind = Literal["glob", "globs", "regex", "int", "symbols"]
+ArgKind = Literal["glob", "globs", "regex", "int", "symbols", "flag", "functions"]
 
 _SYMBOL_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -76,6 +77,8 @@ class CheckSpec:
     doc: str
     example: str
     fn: Callable[[Files, Any], bool]
+    repository: bool = False
+    """Decided on the task's base tree at judge time (:mod:`agentic_rubrics.checks_repo`), not here."""
 
 
 CHECKS: dict[str, CheckSpec] = {}
@@ -251,6 +254,25 @@ def _adds_no_import_except(files: Files, arg: Any) -> bool:
     )
 
 
+def _needs_repository(files: Files, arg: Any) -> bool:
+    raise _NeedsRepository
+
+
+class _NeedsRepository(Exception):
+    """A repository-aware check asked of the diff alone."""
+
+
+for _repo_spec in REPO_CHECKS.values():
+    CHECKS[_repo_spec.name] = CheckSpec(
+        _repo_spec.name,
+        _repo_spec.arg,
+        _repo_spec.doc,
+        _repo_spec.example,
+        _needs_repository,
+        repository=True,
+    )
+
+
 def check_problems(check: Check) -> list[tuple[str, str]]:
     """What is wrong with a check, as (field, message) pairs; empty when it is valid."""
     # the same few checks come back for every candidate of a task: each is decided once
@@ -277,7 +299,11 @@ def _check_problems(check: Check) -> list[tuple[str, str]]:
         return [("check", f"unknown check {check.name!r}; expected one of {', '.join(CHECKS)}")]
     problems: list[tuple[str, str]] = []
     arg = check.arg
-    if spec.arg == "int":
+    if spec.arg in ("flag", "functions"):
+        problem = repo_arg_problem(spec.arg, arg)
+        if problem is not None:
+            problems.append((check.name, problem))
+    elif spec.arg == "int":
         if isinstance(arg, bool) or not isinstance(arg, int) or arg < 0:
             problems.append((check.name, "expected a whole number >= 0"))
     elif spec.arg == "globs":
@@ -341,6 +367,8 @@ def run_check(check: Check, patch: ParsedPatch | str) -> CheckOutcome:
         return _undecided("timeout", str(exc))
     except CheckError as exc:
         return _undecided("invalid_check", str(exc))
+    except _NeedsRepository:  # the judge decides it on the base tree; without one it stays missing
+        return CheckOutcome(None, "no_repository", "the check needs the task's repository")
     return CheckOutcome(1 if ok else 0, check.name)
 
 

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from agentic_rubrics import Judge
+from agentic_rubrics.checks_repo import RepoAnalyses
 from agentic_rubrics.context import RunContext
 from agentic_rubrics.exceptions import JudgeError
 from agentic_rubrics.patch import patch_hash
@@ -48,12 +49,15 @@ async def judge_task(
     repeats: int,
     concurrency: int,
     only: set[tuple[str, int]] | None = None,
+    repository: RepoAnalyses | None = None,
 ) -> list[dict[str, Any]]:
     """Verdict rows for every candidate (none when the rubric failed: scoring says rubric_error).
 
     Identical patches (after normalising white space and index lines) are judged once and share
     their verdicts. Checked items are recorded once (repeat 0): they cannot vary. ``only``: judge just
-    these ``(candidate_id, repeat)`` pairs (a retry).
+    these ``(candidate_id, repeat)`` pairs (a retry). ``repository``: the task's tree, on which the
+    rubric's repository-aware items are decided (once per distinct patch); without it they stay
+    ``missing: no_repository`` as the judge left them.
     """
     if rubric is None:
         return []
@@ -76,6 +80,8 @@ async def judge_task(
                 patch=patches[key],
                 repeat=repeat,
             )
+            if repository is not None:
+                verdicts = await repository.decide_items(rubric, verdicts, patches[key])
         if sorted(v.item_id for v in verdicts) != item_ids:
             raise JudgeError(
                 f"{judge.name} returned verdicts for {sorted(v.item_id for v in verdicts)},"

@@ -18,6 +18,7 @@ import yaml
 from pydantic import ValidationError
 
 from agentic_rubrics.checks import CHECKS, check_problems
+from agentic_rubrics.checks_repo import FUNCTION_RE
 from agentic_rubrics.data import atomic_write_text
 from agentic_rubrics.exceptions import Problem, RubricError
 from agentic_rubrics.rubric_yaml import Loc, Located, dotted_path, size_problem
@@ -321,6 +322,17 @@ def json_schema() -> dict[str, Any]:
             ]
         },
         "int": {"type": "integer", "minimum": 0},
+        "flag": {"const": True},
+        "functions": {
+            "anyOf": [
+                {"type": "string", "pattern": FUNCTION_RE.pattern},
+                {
+                    "type": "array",
+                    "items": {"type": "string", "pattern": FUNCTION_RE.pattern},
+                    "minItems": 1,
+                },
+            ]
+        },
         "globs": {
             "anyOf": [
                 {"type": "string", "minLength": 1},

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.checks_repo import repo_analyses
 from agentic_rubrics.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, safe_name
 from agentic_rubrics.exceptions import (
@@ -287,8 +288,10 @@ async def compute_task(
     rubric_outcome = await obtain_rubric(public, ctx, earlier)
     repeats = config.judge.repeats if config.judge.kind == "llm" else 1
     only = plan.pairs() if plan is not None and not plan.redo_rubric else None
+    repository = await repo_analyses(public, rubric_outcome.rubric, ctx.repository)
     rows = await judge_task(public, rubric_outcome.rubric, ctx.judge, repeats=repeats,
-                            concurrency=config.judge.concurrency, only=only)  # fmt: skip
+                            concurrency=config.judge.concurrency, only=only,
+                            repository=repository)  # fmt: skip
     if plan is not None and only is not None:
         rows = merge_rows(plan.kept_rows, rows, task)
     baselines = await baselines_for(public, ctx)

@@ -60,6 +60,7 @@ MISSING_REASONS: Final[dict[str, str]] = {
     "split_vote": "repeated judgements tied",
     "budget": "the run's cost limit was reached before this item was judged",
     "empty_patch": "the candidate patch is empty; nothing was sent to the judge",
+    "no_repository": "the item's check needs the task's repository at its base commit; there was none",
 }
 """The closed vocabulary of reasons a verdict can be missing."""
 
@@ -68,6 +69,9 @@ CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
     "not_a_diff": "the candidate patch is not a unified diff",
     "invalid_text": "the candidate patch holds bytes that are not UTF-8 (or lone surrogates)",
     "timeout": "a regex of the check ran past its time limit on this patch",
+    "not_applied": "a repository-aware check: the patch did not apply, so there is no post-image",
+    "not_parsed": "a repository-aware check: a changed file's post-image does not parse",
+    "analysis_incomplete": "a repository-aware check: a file or the usage scan could not be analysed",
 }
 """Why a check could not decide: the ``detail`` of a ``missing: check_error`` verdict."""
 
@@ -326,7 +330,8 @@ class Verdict(_Frozen):
     """Which repeated judgement this is (0 for checks and single runs)."""
     detail: str | None = Field(default=None, pattern=r"^[a-z_]{1,40}$")
     """A short code saying more about a missing reason (``check_error``: a key of
-    ``CHECK_ERROR_DETAILS``); a code, never text from the patch or the reply."""
+    ``CHECK_ERROR_DETAILS``), or how an ``applies`` item's patch applied (``git_apply``,
+    ``patch_fuzz``, ``failed``, ``empty``); a code, never text from the patch or the reply."""
 
     @model_validator(mode="after")
     def _provenance(self) -> Verdict:

@@ -175,6 +175,11 @@ def _paths_and_symbols(check: dict[str, object]) -> tuple[list[str], list[str]]:
             paths += [str(g) for g in globs]
         if key == "touches_symbol":
             symbols += [str(v) for v in (value if isinstance(value, list) else [value])]
+        if key == "changes_function":  # path::Class.method: the path must exist too
+            for v in value if isinstance(value, list) else [value]:
+                path, _, qual = str(v).partition("::")
+                paths.append(path)
+                symbols.append(f"{path}::{qual}")
     return paths, symbols
 
 
@@ -201,6 +206,9 @@ def test_static_explorer_writes_only_what_exists(example: object) -> None:
             assert (example.repo_dir / p).is_file(), (item.id, p)
         for sym in symbols:
             files = item.check.path if isinstance(item.check.path, list) else [item.check.path]
+            if "::" in sym:
+                file, _, sym = sym.partition("::")
+                files = [file]
             names: set[str] = set()
             for file in files:
                 tree = ast.parse((example.repo_dir / file).read_text())

@@ -138,6 +138,14 @@ def test_a_task_with_only_repo_and_base_commit_is_explored_in_its_repository(
     assert "widget/core.py" in text and "compute_total" in text
     verdicts = [r for _, r in read_jsonl(tmp_path / "out" / "verdicts.jsonl")]
     assert {r["candidate_id"] for r in verdicts} == {"good", "bad"}
+    # the repository-aware items are decided on the cached tree at judge time, never guessed
+    applies = {r["candidate_id"]: (r["value"], r.get("detail")) for r in verdicts
+               if r["reason"] == "applies"}  # fmt: skip
+    # GOOD's hunk header counts 6 old lines for 5: git apply refuses it, patch --fuzz takes it
+    assert applies == {"good": (1, "patch_fuzz"), "bad": (1, "git_apply")}
+    changed = {r["candidate_id"]: r["value"] for r in verdicts if r["reason"] == "changes_function"}
+    assert changed == {"good": 1, "bad": 0}
+    assert not any(r["reason"] == "no_repository" for r in verdicts)
     # how grounded it is: items naming the tree's files, the explorer's leads (counts only)
     assert st["grounding"]["grounded_items"] >= 2 and st["grounding"]["named_paths_missing"] == 0
     assert st["grounding"]["leads"]["symbol"] >= 1 and st["grounding"]["leads"]["path"] == 1

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from agentic_rubrics.checks import check_verdicts
+from agentic_rubrics.checks_repo import RepoAnalyses
 from agentic_rubrics.explore.codeindex import CodeIndex
 from agentic_rubrics.explore.static import StaticExplorer
 from agentic_rubrics.sandbox import LocalCopySandbox
@@ -75,8 +76,8 @@ Returns should be allowed: I expected a PricingError at most, not a crash.
 def test_the_deepest_frame_leads(tmp_path: Path) -> None:
     checks = checks_of(rubric_for(tmp_path, TRACEBACK))
     assert checks["FC1"] == {"touches": "shop/pricing.py"}
-    symbols = next(c for c in checks.values() if "touches_symbol" in c)
-    assert symbols["touches_symbol"][0] == "_line"  # type: ignore[index]
+    symbols = next(c for c in checks.values() if "changes_function" in c)
+    assert symbols["changes_function"][0] == "shop/pricing.py::_line"  # type: ignore[index]
 
 
 def test_a_symptom_in_a_public_function_leads_to_what_it_calls(tmp_path: Path) -> None:
@@ -87,8 +88,9 @@ def test_a_symptom_in_a_public_function_leads_to_what_it_calls(tmp_path: Path) -
         "shop/pricing.py" in (c["touches"] if isinstance(c["touches"], list) else [c["touches"]])
         for c in touched
     )
-    symbols = next(c for c in checks.values() if "touches_symbol" in c)["touches_symbol"]
-    assert "checkout" in symbols and ("total" in symbols or "_line" in symbols)
+    symbols = next(c for c in checks.values() if "changes_function" in c)["changes_function"]
+    assert "shop/api.py::checkout" in symbols  # type: ignore[operator]
+    assert "shop/pricing.py::total" in symbols or "shop/pricing.py::_line" in symbols  # type: ignore[operator]
 
 
 def test_the_expected_exception_becomes_a_spec_item(tmp_path: Path) -> None:
@@ -196,8 +198,12 @@ def test_a_quoted_constant_is_located_at_its_definition(tmp_path: Path) -> None:
         '+DEFAULT_LOG_FORMAT = "%(levelname)-8s %(name)s:%(filename)s %(message)s"\n'
         ' DEFAULT_DATE_FORMAT = "%H:%M:%S"\n'
     )
-    verdicts = check_verdicts(rubric, gold, instance_id="tool-1", candidate_id="gold")
-    assert all(v.value == 1 for v in verdicts.values()), {k: v.value for k, v in verdicts.items()}
+    checked = check_verdicts(rubric, gold, instance_id="tool-1", candidate_id="gold").values()
+    # the repository-aware items (applies, parses, ...) are decided on the tree, as a judge does
+    verdicts = asyncio.run(RepoAnalyses(tmp_path / "tool").decide_items(rubric, checked, gold))
+    assert all(v.value == 1 for v in verdicts), {v.item_id: v.value for v in verdicts}
+    applies = next(v for v in verdicts if v.reason == "applies")
+    assert applies.detail == "git_apply" and rubric.item(applies.item_id).gate
     assert grounding(rubric)["leads"]["constant"] == 1
     assert "constant" not in grounding(rubric)["unmatched"]
 
@@ -206,8 +212,8 @@ def test_a_command_line_option_leads_to_where_it_is_registered(tmp_path: Path) -
     issue = "tool --collect-only needs a one char shortcut\nI run `--collect-only` very often."
     checks = checks_of(tool_rubric(tmp_path, issue))
     assert checks["FC1"] == {"touches": "src/_tool/main.py"}
-    symbols = next(c for c in checks.values() if "touches_symbol" in c)
-    assert symbols["touches_symbol"] == "addoption"
+    symbols = next(c for c in checks.values() if "changes_function" in c)
+    assert symbols["changes_function"] == "src/_tool/main.py::addoption"
 
 
 def test_class_method_prefers_the_package_over_docs_vendored_code_and_tests(
@@ -216,8 +222,8 @@ def test_class_method_prefers_the_package_over_docs_vendored_code_and_tests(
     issue = "`Parser.parse_header` drops the value after a second colon"
     checks = checks_of(tool_rubric(tmp_path, issue))
     assert checks["FC1"] == {"touches": "src/_tool/config/parser.py"}
-    symbols = next(c for c in checks.values() if "touches_symbol" in c)
-    assert "Parser.parse_header" in symbols["touches_symbol"]  # type: ignore[operator]
+    symbols = next(c for c in checks.values() if "changes_function" in c)
+    assert "src/_tool/config/parser.py::Parser.parse_header" in symbols["changes_function"]  # type: ignore[operator]
 
 
 def test_the_module_an_issue_imports_from_and_a_message_quoted_in_prose(tmp_path: Path) -> None:
@@ -230,8 +236,8 @@ def test_the_module_an_issue_imports_from_and_a_message_quoted_in_prose(tmp_path
     rubric = tool_rubric(tmp_path, issue)
     checks = checks_of(rubric)
     assert checks["FC1"] == {"touches": "src/_tool/config/parser.py"}
-    symbols = next(c for c in checks.values() if "touches_symbol" in c)["touches_symbol"]
-    assert "Parser.parse_header" in symbols  # type: ignore[operator]
+    symbols = next(c for c in checks.values() if "changes_function" in c)["changes_function"]
+    assert "src/_tool/config/parser.py::Parser.parse_header" in symbols  # type: ignore[operator]
     g = grounding(rubric)
     # found: the module, Parser, the message; nothing: the other module, FooBarBaz; the
     # reporter's own my_reader is no lead at all

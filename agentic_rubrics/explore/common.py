@@ -4,6 +4,7 @@ and the rubric's assembly (:func:`static_rubric`)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from agentic_rubrics.explore.mentions import Mentions
@@ -171,10 +172,14 @@ def static_rubric(
     spec: list[Item],
     first_party: list[str],
     grounding: dict[str, Any] | None = None,
+    runtime_extra: Callable[[int], list[Item]] | None = None,
 ) -> Rubric:
     """A static rubric assembled: the explorer's own file-change and spec items, then the integrity and
-    runtime items every static rubric carries."""
+    runtime items every static rubric carries (``runtime_extra`` numbers more runtime items from the
+    next free number: the repository-aware checks of a grounded rubric)."""
     integrity, runtime = common_items(first_party, mentions_tests(task))
+    if runtime_extra is not None:
+        runtime += runtime_extra(len(runtime) + 1)
     metadata: dict[str, Any] = {"task_summary": issue_title(task), "underlying_bug": bug}
     if grounding is not None:
         metadata["grounding"] = grounding

@@ -25,6 +25,7 @@ from agentic_rubrics.explore.common import (
 )
 from agentic_rubrics.explore.leads import Located, locate
 from agentic_rubrics.explore.mentions import Mentions, find_mentions, is_builtin_exception
+from agentic_rubrics.explore.repo_items import applies_item, changes_function_check, postimage_items
 from agentic_rubrics.patch import is_test_path
 from agentic_rubrics.types import Rubric, Task
 
@@ -55,7 +56,7 @@ async def _file_items(index: CodeIndex, located: Located, top: str, leads: list[
                 f"FC{len(fc) + 1}",
                 f"Changes code inside one of {', '.join(names)}",
                 2,
-                {"touches_symbol": names if len(names) > 1 else names[0], "in": leads},
+                changes_function_check([(d.path, d.qualname) for d in code]),
             )
         )
     constants = [d for d, _ in ranked[:3] if d.kind == "constant" and d.lineno == d.end_lineno]
@@ -123,6 +124,7 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
             )
         )
     fc += scope_items(len(fc) + 1, max(2, len(source_files)))
+    fc.append(applies_item(f"FC{len(fc) + 1}"))
     if top is not None and expected_exceptions(mentions):
         sa += _exception_items(index, mentions, top, len(sa) + 1)
     rubric = static_rubric(
@@ -132,6 +134,7 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
         spec=sa,
         first_party=first_party_packages(index.files),
         grounding={**located.summary(), "located_files": len(leads)},
+        runtime_extra=postimage_items,
     )
     return rubric, located
 

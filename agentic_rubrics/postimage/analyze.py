@@ -179,8 +179,14 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
         if pre_image is not None:
             state.removed += removed_definitions(c.old_path or c.path, pre_image, post_image)
     state.timings["symbols_ms"] = state.timings.get("symbols_ms", 0.0) + _ms(t0)
+    parses = None if post is None else post_image is not None
     return finding.model_copy(
-        update={"introduced": introduced, "symbols": symbols, "reasons": tuple(reasons)}
+        update={
+            "introduced": introduced,
+            "symbols": symbols,
+            "post_parses": parses,
+            "reasons": tuple(reasons),
+        }
     )
 
 

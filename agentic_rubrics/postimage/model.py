@@ -138,6 +138,9 @@ class FileFinding(_Frozen):
     """Messages the post-image has and the pre-image has not (multiset of kind and name)."""
     symbols: tuple[ChangedSymbol, ...] = ()
     """Definitions whose lines changed, in source order."""
+    post_parses: bool | None = None
+    """The post-image parses as Python; ``None``: no post-image (deleted) or it was not analysed
+    (see ``reasons``)."""
     reasons: tuple[str, ...] = ()
     """Why some analysis of this file is missing (keys of ``REASONS``)."""
 
