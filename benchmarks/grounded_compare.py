@@ -8,7 +8,8 @@ counted by reason, never scored or guessed.
 Gold patches serve one measure only, never a score: whether an item of the rubric names a file the gold
 patch changes (a non-test file named by a ``touches``/``only_touches`` check or by an ``in`` filter), the
 top file (``FC1``) being one, and whether an item naming functions (``touches_symbol``) is met by the gold
-patch itself (it changes code inside one of the named functions, in one of the named files).
+patch itself (it changes code inside one of the named functions, in one of the named files; a
+``changes_function`` item is read the same way, from the diff).
 
 Self-contained (no import of the library's newer modules) so that the same script can measure an older
 version of the explorer: ``PYTHONPATH=<an export of the old package> python benchmarks/swebench_rerank.py``.
@@ -25,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics import metrics
-from agentic_rubrics.checks import check_verdicts
+from agentic_rubrics.checks import check_verdicts, run_check
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.explore.codeindex import is_test_path
 from agentic_rubrics.patch import parse_patch
 from agentic_rubrics.report import TaskResult
-from agentic_rubrics.types import Rubric
+from agentic_rubrics.types import Check, Rubric
 
 _GLOB = re.compile(r"[*?\[]")
 
@@ -42,6 +43,9 @@ def named_files(rubric: Rubric) -> list[str]:
         check = item.check
         if check is None:
             continue
+        if check.name == "changes_function":  # path::Class.method (repository-aware)
+            for v in check.arg if isinstance(check.arg, list) else [check.arg]:
+                out.setdefault(str(v).partition("::")[0], None)
         for value in (check.arg if check.name in ("touches", "only_touches") else None, check.path):
             for v in value if isinstance(value, list) else [value]:
                 if isinstance(v, str) and "/" in v.strip("/") and not _GLOB.search(v):
@@ -65,10 +69,21 @@ def gold_hits(rubric: Rubric | None, gold: str | None) -> dict[str, bool] | None
     symbol_items = [
         i.id for _, i in rubric.items() if i.check is not None and i.check.name == "touches_symbol"
     ]
+    # changes_function (decided on the tree) is read here as the diff shows it, like touches_symbol
+    targets = [
+        str(v).partition("::")
+        for _, i in rubric.items()
+        if i.check is not None and i.check.name == "changes_function"
+        for v in (i.check.arg if isinstance(i.check.arg, list) else [i.check.arg])
+    ]
+    by_diff = any(
+        run_check(Check(name="touches_symbol", arg=qual, path=path), gold).value == 1
+        for path, _, qual in targets
+    )
     return {
         "file": bool(set(named_files(rubric)) & gold_files),
         "top_file": isinstance(top, str) and top in gold_files,
-        "function": any(verdicts[i].value == 1 for i in symbol_items),
+        "function": by_diff or any(verdicts[i].value == 1 for i in symbol_items),
     }
 
 

@@ -20,6 +20,11 @@ two candidates, no deduplication, no cap per source. Methods (keys of results.js
   out** (each repository's instances are scored by weights fitted on the other repositories only).
 - ``offline_shipped``: the weights the library ships (fitted on all of this file: in-sample, shown only
   to check that they match the cross-validated ones).
+- with ``--content`` (needs ``--repo-url``): ``content`` in results.json (``content_rerank.py``):
+  ``best_system_prior``, ``offline_content`` (content features only, leave-one-repository-out), the
+  source-predictability table, single-generator slices, every method on the same instances with 95%
+  intervals, instances with a repository apart from those without. Post-image rows are cached in
+  ``WORK/content_rows.jsonl``; ``--resume`` reuses the run folders of an earlier run.
 - with ``--model``: ``llm_rubric`` (the model writes the rubric from the issue and judges),
   ``agentic_rubric`` (needs ``--repo-root``: the model explores ``DIR/<instance_id>``), and
   ``patch_classifier``.
@@ -227,6 +232,16 @@ def main(argv: list[str] | None = None) -> int:
         " compare the static rubric grounded in it with the issue-only one; none (default): issue-only",
     )
     parser.add_argument("--repo-cache", type=Path, help="the repository cache folder")
+    parser.add_argument(
+        "--content",
+        action="store_true",
+        help="the content study (content_rerank.py); needs --repo-url",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="reuse the run folders of an earlier run (same settings)",
+    )
     args = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -258,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             "repos": {"url_template": "none"},
         },
     )
-    run(tasks_file, static_dir, config, restart=True)
+    run(tasks_file, static_dir, config, restart=not args.resume)
     policy = config.policy
     tasks = [
         t
@@ -303,9 +318,14 @@ def main(argv: list[str] | None = None) -> int:
             all_y.append(int(bool(t.labels[cid])))
     weights, bias = fit_weights(all_rows, all_y, OFFLINE_FEATURES)
 
-    grounded = None
+    grounded, grounded_tasks = None, []
     if args.repo_url.strip().lower() not in ("", "none"):
-        grounded = grounded_run(args, tasks_file, work, selectors, tasks, pool.gold)
+        grounded, grounded_tasks = grounded_run(args, tasks_file, work, selectors, tasks, pool.gold)
+    content = None
+    if args.content and grounded is not None:
+        from content_study import content_results
+
+        content = content_results(args, pool, tasks, grounded_tasks, cv, work)
     if args.model:
         methods.update(llm_methods(args, tasks_file, work, tasks))
 
@@ -320,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         "excluded_instances": len(excluded),
         "methods": methods,
         "grounded_vs_issue_only": grounded,
+        "content": content,
         "ablation_offline": ablation,
         "sanity": sanity(tasks, pool.gold, policy),
         "weights_fitted_on_all": {"weights": weights, "bias": bias},
@@ -339,7 +360,7 @@ def grounded_run(
     selectors: list[str],
     issue_only: list[TaskResult],
     gold: dict[str, str],
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], list[TaskResult]]:
     """The static rubric written in each instance's repository, fetched through the cache."""
     from grounded_compare import compare
 
@@ -351,12 +372,12 @@ def grounded_run(
         None, {"bootstrap_resamples": 0, "plots": False, "selectors": selectors, "repos": repos}
     )
     folder = work / "static_grounded"
-    run(tasks_file, folder, config, restart=True)
+    run(tasks_file, folder, config, restart=not args.resume)
     results = load_results(
         RunFolder(folder), policy=config.policy, selectors=config.selectors, seed=0
     )
     grounded = [t for t in results if t.labelled]
-    return compare(folder, grounded, issue_only, gold, method_metrics, args.resamples)
+    return compare(folder, grounded, issue_only, gold, method_metrics, args.resamples), grounded
 
 
 def llm_methods(
@@ -437,6 +458,10 @@ def print_summary(results: dict[str, Any]) -> None:
         from grounded_compare import print_comparison
 
         print_comparison(results["grounded_vs_issue_only"])
+    if results["content"] is not None:
+        from content_study import print_content
+
+        print_content(results["content"])
     print(f"({results['seconds']} s)")
 
 
