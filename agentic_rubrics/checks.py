@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentic_rubrics import checks_repo
 from agentic_rubrics.check_regex import RegexTimeout, any_line_matches, regex_problem
-from agentic_rubrics.checks_repo import REPO_CHECKS, repo_arg_problem
 from agentic_rubrics.exceptions import CheckError, PatchParseError
 from agentic_rubrics.patch import (
     ChangedFile,
@@ -254,23 +254,11 @@ def _adds_no_import_except(files: Files, arg: Any) -> bool:
     )
 
 
-def _needs_repository(files: Files, arg: Any) -> bool:
-    raise _NeedsRepository
-
-
-class _NeedsRepository(Exception):
-    """A repository-aware check asked of the diff alone."""
-
-
-for _repo_spec in REPO_CHECKS.values():
-    CHECKS[_repo_spec.name] = CheckSpec(
-        _repo_spec.name,
-        _repo_spec.arg,
-        _repo_spec.doc,
-        _repo_spec.example,
-        _needs_repository,
-        repository=True,
-    )
+# the repository-aware checks are decided on the base tree at judge time; from the diff alone: missing
+CHECKS.update(
+    {s.name: CheckSpec(s.name, s.arg, s.doc, s.example, checks_repo.needs_repository, repository=True)
+     for s in checks_repo.REPO_CHECKS.values()}
+)  # fmt: skip
 
 
 def check_problems(check: Check) -> list[tuple[str, str]]:
@@ -300,9 +288,8 @@ def _check_problems(check: Check) -> list[tuple[str, str]]:
     problems: list[tuple[str, str]] = []
     arg = check.arg
     if spec.arg in ("flag", "functions"):
-        problem = repo_arg_problem(spec.arg, arg)
-        if problem is not None:
-            problems.append((check.name, problem))
+        found = checks_repo.repo_arg_problem(spec.arg, arg)
+        problems += [(check.name, found)] if found is not None else []
     elif spec.arg == "int":
         if isinstance(arg, bool) or not isinstance(arg, int) or arg < 0:
             problems.append((check.name, "expected a whole number >= 0"))
@@ -367,7 +354,7 @@ def run_check(check: Check, patch: ParsedPatch | str) -> CheckOutcome:
         return _undecided("timeout", str(exc))
     except CheckError as exc:
         return _undecided("invalid_check", str(exc))
-    except _NeedsRepository:  # the judge decides it on the base tree; without one it stays missing
+    except checks_repo.NeedsRepository:  # decided on the base tree by the judge; else missing
         return CheckOutcome(None, "no_repository", "the check needs the task's repository")
     return CheckOutcome(1 if ok else 0, check.name)
 

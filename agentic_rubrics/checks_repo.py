@@ -107,6 +107,15 @@ UNDEFINED_KINDS = frozenset({"UndefinedName", "UndefinedLocal", "UndefinedExport
 _INCOMPLETE = frozenset({"not_decodable", "file_too_large", "pyflakes_error", "pre_syntax_error"})
 
 
+class NeedsRepository(Exception):
+    """A repository-aware check asked of the diff alone (it is then ``missing: no_repository``)."""
+
+
+def needs_repository(files: Any, arg: Any) -> bool:
+    """The diff-only predicate of every repository-aware check: it cannot decide."""
+    raise NeedsRepository
+
+
 def repo_arg_problem(kind: RepoArgKind, arg: Any) -> str | None:
     """What is wrong with a repository-aware check's argument, or ``None``."""
     if kind == "flag":
