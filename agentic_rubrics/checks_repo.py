@@ -252,7 +252,7 @@ def _changes_function(files: list[FileFinding], arg: Any) -> RepoOutcome:
 @dataclass
 class RepoAnalyses:
     """A task's base tree and the post-image analysis of each distinct patch on it (computed once per
-    patch, in a worker thread). ``root`` ``None``: there is no tree; every repository-aware item is
+    patch, in the event loop's thread: see ``analysis``). ``root`` ``None``: there is no tree; every repository-aware item is
     ``missing: no_repository``."""
 
     root: Path | None
@@ -269,8 +269,10 @@ class RepoAnalyses:
             if key not in self._done:
                 from agentic_rubrics.postimage import analyze_patch
 
-                root, config = self.root, self.config
-                self._done[key] = await asyncio.to_thread(analyze_patch, root, patch, config)
+                # in this thread, not a worker: CPython 3.11 keeps ast's recursion-depth state per
+                # interpreter, so ast.parse in two threads at once can fail (SystemError "AST
+                # constructor recursion depth mismatch"), and the explorer parses too
+                self._done[key] = analyze_patch(self.root, patch, self.config)
         return self._done[key]
 
     @property
