@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.exceptions import PatchParseError, RepoError
-from agentic_rubrics.explore.codeindex import is_test_path
-from agentic_rubrics.patch import enclosing_chains, is_empty_patch, parse_patch
+from agentic_rubrics.patch import enclosing_chains, is_empty_patch, is_test_path, parse_patch
 from agentic_rubrics.postimage import analyze_patch
 from agentic_rubrics.repos import RepoCache
 from agentic_rubrics.rerank import patch_features, self_consistency_ranking

@@ -28,7 +28,11 @@ from typing import Any
 from agentic_rubrics import metrics
 from agentic_rubrics.checks import check_verdicts, run_check
 from agentic_rubrics.exceptions import PatchParseError
-from agentic_rubrics.explore.codeindex import is_test_path
+
+try:  # where the diff model keeps it; an older package (measured for comparison) had it here
+    from agentic_rubrics.patch import is_test_path
+except ImportError:  # pragma: no cover
+    from agentic_rubrics.explore.codeindex import is_test_path  # type: ignore[attr-defined,no-redef]
 from agentic_rubrics.patch import parse_patch
 from agentic_rubrics.report import TaskResult
 from agentic_rubrics.types import Check, Rubric
