@@ -57,11 +57,13 @@ LAYERS: list[tuple[str, list[str]]] = [
             "llm_pool",
         ],
     ),
+    # what a patch does to the base tree: the post-image analysis and the checks decided on it
+    ("analysis", ["postimage", "postimage.*", "checks_repo"]),
     ("rubric", ["checks", "rubric"]),
     ("sandbox", ["sandbox", "sandbox.*"]),
     # side by side (SIDE_BY_SIDE): none of the three imports another
     ("explore", ["explore", "explore.*"]),
-    ("judge", ["judge", "postimage", "postimage.*"]),
+    ("judge", ["judge"]),
     ("rank", ["scoring", "rerank"]),
     (
         "report",
