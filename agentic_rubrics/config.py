@@ -15,11 +15,10 @@ from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig
 from agentic_rubrics.judge import JudgeConfig
 from agentic_rubrics.repos import RepoConfig
-from agentic_rubrics.rerank import BASE_SELECTORS, MODEL_SELECTORS, SELECTORS
+from agentic_rubrics.rerank import BASE_SELECTORS, MODEL_SELECTORS
 from agentic_rubrics.scoring import DecisionPolicy
+from agentic_rubrics.selectors import check_names, get_selector
 
-MODEL_SELECTOR_NAMES = ("patch_classifier",)
-"""Selectors that call the model while judging: a report-time setting, but the ones named are hashed."""
 _CLI_RESULTS = Effect("results", cli=True)
 _CLI_SPEED = Effect("speed", cli=True)
 _CLI_REPORT = Effect("report", cli=True)
@@ -85,16 +84,17 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:
-        unknown = [s for s in self.selectors if s not in SELECTORS]
-        if unknown or not self.selectors or len(set(self.selectors)) != len(self.selectors):
-            raise ValueError(
-                f"selectors must be distinct names among {', '.join(SELECTORS)}; got {self.selectors}"
-            )
+        check_names(self.selectors)
         if self.judge.kind == "llm" and self.judge.model is None:
             raise ValueError("judge.kind 'llm' needs judge.model (or --judge-model / --model)")
-        if "patch_classifier" in self.selectors and self.judge.model is None:
-            raise ValueError("the patch_classifier selector needs a judge model")
+        for name in self.model_selectors():
+            if self.judge.model is None:
+                raise ValueError(f"the {name} selector needs a judge model")
         return self
+
+    def model_selectors(self) -> list[str]:
+        """The selectors named here whose features call the judge model."""
+        return [s for s in self.selectors if get_selector(s).needs_model]
 
     def prompt_hashes(self) -> dict[str, str]:
         """The hash of every prompt template this configuration sends to a model."""
@@ -105,7 +105,7 @@ class RunConfig(BaseModel):
             names.append("rubric_agent")
         if self.judge.kind == "llm":
             names.append("judge")
-        names += [s for s in self.selectors if s in MODEL_SELECTOR_NAMES]
+        names += [p for s in self.model_selectors() for p in get_selector(s).prompts]
         return {name: load_prompt(name).hash for name in names}
 
     def hashed(self) -> dict[str, Any]:
@@ -118,7 +118,7 @@ class RunConfig(BaseModel):
         # the model; the seed when it orders the items of repeated judgements
         data = results_part(self, self.model_dump(mode="json"))
         data["repos"] = {"fetch": self.repos.url_template is not None}
-        data["model_selectors"] = [s for s in self.selectors if s in MODEL_SELECTOR_NAMES]
+        data["model_selectors"] = self.model_selectors()
         if self.judge.kind == "llm" and self.judge.repeats > 1:
             data["seed"] = self.seed  # it orders the items of repeated judgements
         data["prompts"] = self.prompt_hashes()

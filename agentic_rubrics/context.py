@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from agentic_rubrics import Judge
+from agentic_rubrics import Judge, Model
 from agentic_rubrics.config import RunConfig
 from agentic_rubrics.explore import Explorer, make_explorer
 from agentic_rubrics.judge import ChecksJudge, LLMJudge
@@ -17,7 +17,6 @@ from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm import LLM, LLMConfig, llm_slot_key
 from agentic_rubrics.redaction import Redactor, url_secrets
 from agentic_rubrics.repos import RepoCache, RepoTree, resolve_repo_path
-from agentic_rubrics.rerank import PatchClassifier
 from agentic_rubrics.spend import SpendLog
 from agentic_rubrics.types import Task
 
@@ -43,7 +42,8 @@ class RunContext:
     judge: Judge
     ledger: Ledger
     limiter: Limiter
-    classifier: PatchClassifier | None = None
+    selector_model: Model | None = None
+    """The judge model, for the selectors whose features call one (the patch classifier)."""
     models: list[LLM] = field(default_factory=list)
     redact: Callable[[Any], Any] = field(default_factory=Redactor)
     """Applied to everything of a task that is written: rubrics, trajectories."""
@@ -103,8 +103,7 @@ class RunContext:
         if config.judge.kind == "llm" and config.judge.model is not None:
             llm = llm_for(config.judge.model)
             ctx.judge = LLMJudge(llm, config.judge, seed=config.seed)
-            if "patch_classifier" in config.selectors:
-                ctx.classifier = PatchClassifier(llm)
+            ctx.selector_model = llm
         ctx.models = list(models.values())
         ctx.redact = redact
         ctx.spend_log = spend_log

@@ -1,4 +1,4 @@
-"""One task's judging: the verdict rows of every candidate and the baseline selectors' values.
+"""One task's judging: the verdict rows of every candidate and the selectors' features.
 
 Identical patches are judged once and share their verdicts; a retry judges only the candidates and
 repeats it names. Like :mod:`agentic_rubrics.stages`, nothing here touches the run folder.
@@ -16,7 +16,7 @@ from agentic_rubrics.checks_repo import RepoAnalyses
 from agentic_rubrics.context import RunContext
 from agentic_rubrics.exceptions import JudgeError
 from agentic_rubrics.patch import patch_hash
-from agentic_rubrics.rerank import SIMILARITY, SIMILARITY_MAX_LINES, line_agreement, patch_features
+from agentic_rubrics.selectors import FeatureInput, compute_features
 from agentic_rubrics.types import Rubric, Task
 
 log = logging.getLogger(__name__)
@@ -104,29 +104,9 @@ async def judge_task(
 
 
 async def baselines_for(task: Task, ctx: RunContext) -> dict[str, Any]:
-    """The baseline selectors' values that need the patches (stored; the report needs no patch).
+    """Every selector's features that need the patches (stored; the report needs no patch).
 
-    Those that need no model are always computed: selectors are chosen at report time."""
-    patches = {c.id: c.patch for c in task.candidates}
-    agreement, capped = line_agreement(patches)  # once, for both
-    out: dict[str, Any] = {
-        "self_consistency": agreement,
-        "offline_features": patch_features(patches, agreement),
-        "similarity": {
-            "measure": SIMILARITY,
-            "max_lines": SIMILARITY_MAX_LINES,
-            "capped": len(capped),
-        },
-    }
-    if ctx.classifier is not None:
-        unique = {patch_hash(p): p for p in patches.values()}
-        keys = list(unique)
-        probs = await asyncio.gather(
-            *(
-                ctx.classifier.score(task.problem_statement, unique[k], task=task.instance_id)
-                for k in keys
-            )
-        )
-        by_key = dict(zip(keys, probs, strict=True))
-        out["patch_classifier"] = {cid: by_key[patch_hash(p)] for cid, p in patches.items()}
-    return out
+    Those that need no model are always computed: selectors are chosen at report time (see
+    :mod:`agentic_rubrics.selectors`)."""
+    given = FeatureInput(task, ctx.selector_model)
+    return await compute_features(given, ctx.config.selectors)

@@ -18,12 +18,6 @@ PLOTS_DIR = "plots"
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
-def _values_for_roc(name: str, t: TaskResult) -> dict[str, float | None]:
-    if name == "rubric":
-        return {c: s.score for c, s in t.scores.items()}
-    return t.rankings[name]
-
-
 def write_plots(
     root: Path, report: dict[str, Any], results: list[TaskResult]
 ) -> list[tuple[str, str]]:
@@ -117,7 +111,7 @@ def write_plots(
     for name in selectors:
         values, labels = [], []
         for t in labelled:
-            mapping = _values_for_roc(name, t)
+            mapping = t.values[name]
             for cid, v in mapping.items():
                 if v is not None and t.labels[cid] is not None:
                     values.append(float(v))

@@ -20,17 +20,11 @@ from agentic_rubrics.exceptions import DataError, RubricError
 from agentic_rubrics.grounding import grounding_report
 from agentic_rubrics.labels import Labels, default_labels
 from agentic_rubrics.repeats import repeat_stability
-from agentic_rubrics.rerank import (
-    SELECTORS,
-    offline_ranking,
-    random_ranking,
-    rubric_ranking,
-    select,
-    similarity_summary,
-)
+from agentic_rubrics.rerank import select, similarity_summary
 from agentic_rubrics.rubric import load_rubric
 from agentic_rubrics.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.selection import choose, primary_reason
+from agentic_rubrics.selectors import check_names, get_selector
 from agentic_rubrics.spend import cost_summary, read_spending
 from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
 
@@ -50,9 +44,17 @@ class TaskResult:
     labels: dict[str, bool | None]
     verdicts: list[Verdict] = field(default_factory=list)
     rankings: dict[str, Ranking] = field(default_factory=dict)
+    values: dict[str, Ranking] = field(default_factory=dict)
+    """Per selector, the values ROC/PR rest on (the rubric selector: S, not its tiered rank)."""
     picks: dict[str, Selection] = field(default_factory=dict)
     selected_by: str = ""
     """The selector whose pick goes to selections.jsonl (the primary one, or its fallback)."""
+
+    @property
+    def baselines(self) -> dict[str, Any]:
+        """The selectors' features stored at judge time."""
+        stored: dict[str, Any] = self.progress.get("baselines") or {}
+        return stored
 
     @property
     def labelled_ids(self) -> list[str]:
@@ -115,27 +117,12 @@ def load_results(
             verdicts=verdicts,
         )
         for name in selectors:
-            result.rankings[name] = ranking_for(name, result)
+            selector = get_selector(name)
+            result.rankings[name] = selector.ranking(result)
+            result.values[name] = selector.values(result, result.rankings[name])
             result.picks[name] = select(instance_id, result.rankings[name], name, seed)
         results.append(result)
     return results
-
-
-def ranking_for(selector: str, result: TaskResult) -> Ranking:
-    """A selector's ranking values for one task."""
-    if selector == "rubric":
-        return rubric_ranking(result.scores)
-    if selector == "random":
-        return random_ranking(list(result.scores))
-    if selector == "offline":
-        features = result.progress.get("baselines", {}).get("offline_features")
-        if features is None:
-            raise DataError(f"{result.instance_id}: no offline features were recorded in this run")
-        return offline_ranking(features, {cid: s.score for cid, s in result.scores.items()})
-    stored = result.progress.get("baselines", {}).get(selector)
-    if stored is None:
-        raise DataError(f"{result.instance_id}: no {selector!r} values were recorded in this run")
-    return {cid: stored.get(cid) for cid in result.scores}
 
 
 def _rate(num: int, den: int) -> dict[str, Any]:
@@ -153,12 +140,12 @@ def _selector_metrics(
         return [ranking[c] for c in ids], [int(bool(t.labels[c])) for c in ids]
 
     def scored(t: TaskResult) -> list[tuple[float, int]]:
-        """The values ROC/PR rest on: S for the rubric selector, the ranking value otherwise."""
+        """The values ROC/PR rest on (the selector's ``values``: S for the rubric selector)."""
         out = []
         for cid, label in t.labels.items():
             if label is None:
                 continue
-            value = t.scores[cid].score if name == "rubric" else t.rankings[name][cid]
+            value = t.values[name][cid]
             if value is not None:
                 out.append((float(value), int(bool(label))))
         return out
@@ -223,11 +210,10 @@ def build_report_and_results(
     policy = DecisionPolicy.model_validate(cfg["policy"])
     given_now = selectors is not None
     selectors = list(selectors or cfg["selectors"])
-    unknown = [s for s in selectors if s not in SELECTORS]
-    if unknown or not selectors or len(set(selectors)) != len(selectors):
-        raise DataError(
-            f"selectors must be distinct names among {', '.join(SELECTORS)}; got {selectors}"
-        )
+    try:
+        check_names(selectors)
+    except ValueError as exc:
+        raise DataError(str(exc)) from exc
     seed = cfg["seed"] if seed is None else seed
     labels = labels if labels is not None else default_labels(folder)
     resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]

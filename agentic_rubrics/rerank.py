@@ -1,4 +1,4 @@
-"""Selection per task, and the baseline selectors it is compared with.
+"""Selection per task, and the rankings the selectors of :mod:`agentic_rubrics.selectors` compute.
 
 A selector maps each candidate of a task to a ranking value (higher is better, ``None`` lowest). The
 realised selection is the top-ranked candidate; ties are broken by the smallest
@@ -13,22 +13,17 @@ import hashlib
 import math
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import CandidateScore, Completion, Selection
 
+if TYPE_CHECKING:
+    from agentic_rubrics import Model
+
 Ranking = dict[str, float | None]
 
-SELECTORS: dict[str, str] = {
-    "rubric": "S from the rubric's verdicts, by the ranking tiers (empty < no verdict < failed gate < inconclusive < scored)",
-    "random": "every candidate tied: a uniform pick (expected Best@K = Random@K)",
-    "self_consistency": "mean similarity (normalized Indel: 2 LCS / total) of a candidate's changed lines to the other candidates'",
-    "patch_classifier": "a model's P(YES) that the patch resolves the issue, from the issue alone (needs a model)",
-    "offline": "the no-model ranking: rubric S with agreement across candidates and the patch's shape",
-}
-"""The selectors a run can compare, name -> what ranks the candidates."""
 BASE_SELECTORS = ["offline", "rubric", "self_consistency", "random"]
 """The default selectors without a judge model (``offline`` leads)."""
 MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_classifier"]
@@ -216,7 +211,7 @@ CLASSIFIER_ANSWER_TOKENS = 32
 class PatchClassifier:
     """The patch-classifier baseline: the model judges a patch from the issue alone (no rubric)."""
 
-    def __init__(self, llm: Any) -> None:
+    def __init__(self, llm: Model) -> None:
         from agentic_rubrics.prompts import load_prompt
 
         self.llm = llm

@@ -22,10 +22,8 @@ if TYPE_CHECKING:
 
 
 def has_value(selector: str, t: TaskResult) -> bool:
-    """Whether a selector ranks some candidate of the task by a value (for ``rubric``: some S)."""
-    if selector == "rubric":
-        return any(s.score is not None for s in t.scores.values())
-    return any(v is not None for v in t.rankings[selector].values())
+    """Whether a selector has a value for some candidate of the task (for ``rubric``: some S)."""
+    return any(v is not None for v in t.values[selector].values())
 
 
 def choose(results: list[TaskResult], selectors: list[str]) -> dict[str, Any]:

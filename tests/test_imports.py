@@ -64,7 +64,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # side by side (SIDE_BY_SIDE): none of the three imports another
     ("explore", ["explore", "explore.*"]),
     ("judge", ["judge"]),
-    ("rank", ["scoring", "rerank"]),
+    ("rank", ["scoring", "rerank", "selectors", "selectors.*"]),
     (
         "report",
         [

@@ -1,0 +1,97 @@
+"""The selector registry: a new selector is one file, registered through the documented entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentic_rubrics.bundled import write_tasks_jsonl
+from agentic_rubrics.config import BASE_SELECTORS, RunConfig
+from agentic_rubrics.data import read_jsonl
+from agentic_rubrics.exceptions import ConfigError
+from agentic_rubrics.pipeline import report_folder, run
+from agentic_rubrics.selectors import BUILTIN, get_selector, selector_names
+
+TOY = '''
+"""A toy selector: the shortest patch wins (its one file)."""
+
+from agentic_rubrics.selectors import BaseSelector, stored
+
+
+class ShortestPatch(BaseSelector):
+    name = "shortest_patch"
+    description = "the shortest patch first"
+
+    async def features(self, given):
+        return {"patch_length": {cid: len(p) for cid, p in given.patches.items()}}
+
+    def ranking(self, task):
+        lengths = stored(task, "patch_length", self.name)
+        return {cid: -float(lengths[cid]) for cid in task.scores}
+'''
+
+
+@pytest.fixture
+def toy_selector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The toy selector's file, and a distribution's metadata naming it as an entry point."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "toy_shortest_patch.py").write_text(TOY)
+    meta = site / "toy_shortest_patch-0.1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: toy-shortest-patch\nVersion: 0.1\n"
+    )
+    (meta / "entry_points.txt").write_text(
+        "[agentic_rubrics.selectors]\nshortest_patch = toy_shortest_patch:ShortestPatch\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    return "shortest_patch"
+
+
+def test_a_selector_in_one_file_shows_up_in_the_report(toy_selector: str, tmp_path: Path) -> None:
+    assert toy_selector in selector_names() and toy_selector not in BUILTIN
+    lines = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines[:2]) + "\n")
+    config = RunConfig(selectors=[*BASE_SELECTORS, toy_selector], bootstrap_resamples=0)
+    report = run(tasks, tmp_path / "run", config)
+    assert report is not None
+    toy = report["selectors"][toy_selector]
+    assert toy["tasks"] == 2 and toy["best_at_k"]["1"] is not None
+    # its pick is the shortest patch of each task, from the features stored at judge time
+    patches = {
+        (r["instance_id"], r["candidate_id"]): r["patch"]
+        for _, r in read_jsonl(tmp_path / "run" / "patches.jsonl")
+    }
+    for task in report["tasks"]:
+        pick = task["picks"][toy_selector]
+        lengths = {c: len(p) for (i, c), p in patches.items() if i == task["instance_id"]}
+        assert pick["value"] == -min(lengths.values())
+        assert lengths[pick["candidate_id"]] == min(lengths.values())
+    progress = [r for _, r in read_jsonl(tmp_path / "run" / "progress.jsonl")]
+    assert all("patch_length" in r["baselines"] for r in progress)
+    # a report-time choice: the toy selector leads without a rerun
+    again = report_folder(tmp_path / "run", selectors=[toy_selector, "rubric"])
+    assert again["primary_selector"] == toy_selector
+    picked = [
+        json.loads(x) for x in (tmp_path / "run" / "selections.jsonl").read_text().splitlines()
+    ]
+    assert {r["model_name_or_path"] for r in picked} == {f"agentic-rubrics/{toy_selector}"}
+
+
+def test_without_its_entry_point_the_name_is_unknown_and_says_which_are_known() -> None:
+    assert "shortest_patch" not in selector_names()
+    with pytest.raises(
+        ConfigError, match="unknown selector 'shortest_patch'; known: rubric, random"
+    ):
+        get_selector("shortest_patch")
+    with pytest.raises(ValueError, match="distinct names among rubric, random"):
+        RunConfig(selectors=["shortest_patch"])
+
+
+def test_every_builtin_selector_names_itself_and_only_the_classifier_needs_a_model() -> None:
+    assert [get_selector(n).name for n in BUILTIN] == list(BUILTIN)
+    assert [n for n in BUILTIN if get_selector(n).needs_model] == ["patch_classifier"]
