@@ -57,12 +57,19 @@ def validate(
 @app.command()
 def schema(
     out: Annotated[Path | None, typer.Option(help="Write to this file instead of stdout.")] = None,
+    run_folder: Annotated[
+        bool,
+        typer.Option(
+            "--run-folder", help="The run folder's task record instead, with its schema version."
+        ),
+    ] = False,
 ) -> None:
     """Print the JSON Schema of rubrics.yaml (for editors' YAML language servers)."""
     from agentic_rubrics.data import atomic_write_text
+    from agentic_rubrics.records import run_folder_schema
     from agentic_rubrics.rubric import json_schema
 
-    text = json.dumps(json_schema(), indent=2) + "\n"
+    text = json.dumps(run_folder_schema() if run_folder else json_schema(), indent=2) + "\n"
     if out is None:
         typer.echo(text, nl=False)
     else:

@@ -2,7 +2,8 @@
 
 A :class:`Ledger` counts calls, tokens and dollars by phase and task in one process (progress rows carry
 a task's counts). A limiter enforces the limits for the whole run: :class:`LocalLimiter` in one process,
-and the Ray executor's actor-backed limiter when tasks run on many workers — the same limits either way.
+and the Ray executor's actor (a :class:`LocalLimiter` living in one Ray actor) when tasks run on many
+workers — the same limits, by the same code, either way.
 """
 
 from __future__ import annotations
@@ -97,18 +98,27 @@ class LocalLimiter:
         self.peaks: dict[str, int] = defaultdict(int)
         self._held: dict[str, int] = defaultdict(int)
 
+    async def acquire(self, key: str) -> None:
+        """Take one ``key`` slot, waiting while all are held (unlimited for a key without a capacity)."""
+        if key not in self._semaphores:  # made on first use, on the loop that uses it
+            self._semaphores[key] = asyncio.Semaphore(self.capacities.get(key, 1_000_000))
+        await self._semaphores[key].acquire()
+        self._held[key] += 1
+        self.peaks[key] = max(self.peaks[key], self._held[key])
+
+    def release(self, key: str) -> None:
+        """Give one ``key`` slot back."""
+        self._held[key] -= 1
+        self._semaphores[key].release()
+
     @asynccontextmanager
     async def slot(self, key: str) -> AsyncIterator[None]:
-        """Hold one ``key`` slot (unlimited for a key without a capacity)."""
-        if key not in self._semaphores:
-            self._semaphores[key] = asyncio.Semaphore(self.capacities.get(key, 1_000_000))
-        async with self._semaphores[key]:
-            self._held[key] += 1
-            self.peaks[key] = max(self.peaks[key], self._held[key])
-            try:
-                yield
-            finally:
-                self._held[key] -= 1
+        """Hold one ``key`` slot for the block."""
+        await self.acquire(key)
+        try:
+            yield
+        finally:
+            self.release(key)
 
     async def check_budget(self) -> None:
         """Raise once the known spending reached the limit."""

@@ -10,14 +10,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.config import RunConfig, load_config, resume_refusal
-from agentic_rubrics.context import RunContext
 from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, load_tasks
+from agentic_rubrics.driver import ProgressHook, run_tasks
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.inputs import changed_tasks, refuse_changed
 from agentic_rubrics.labels import (
@@ -31,23 +30,11 @@ from agentic_rubrics.lock import folder_lock
 from agentic_rubrics.problems import diagnose
 from agentic_rubrics.retry import RetryPlan, plan_retries
 from agentic_rubrics.spend import read_spending
-from agentic_rubrics.stages import (
-    compute_task,
-    earlier_rubric,
-    obtain_rubric,
-    store_rubric,
-    store_task,
-)
 from agentic_rubrics.types import Task
 
 __all__ = ["RunConfig", "load_config", "report_folder", "run", "run_async", "write_report"]
 
 log = logging.getLogger(__name__)
-
-ProgressHook = Callable[[str, str, dict[str, Any]], None]
-"""Called as ``hook(event, instance_id, info)`` with events ``explored``, ``judged``, ``skipped``;
-``info`` holds the task's missing verdicts (``missing``) and the run's spending so far (``usd``,
-``calls``)."""
 
 
 async def run_async(
@@ -150,56 +137,13 @@ class _Job:
         if todo:
             # the budget covers the whole run: what earlier processes spent counts
             spent = read_spending(folder.spend_path).budget_charge
-            if config.executor == "ray":
-                from agentic_rubrics.executor_ray import run_on_ray
-
-                await asyncio.to_thread(
-                    run_on_ray, todo, config, folder, self.api_key, explore_only, self.hook,
-                    spent, plans,
-                )  # fmt: skip
-            else:
-                await run_locally(
-                    todo, config, folder, self.api_key, explore_only, self.hook, spent, plans
-                )
+            await run_tasks(
+                todo, config, folder, self.api_key, explore_only=explore_only, hook=self.hook,
+                spent_before=spent, plans=plans,
+            )  # fmt: skip
         if "report" not in stages:
             return None
         return write_report(folder, labels=from_tasks(tasks, f"tasks file {self.tasks_file}"))
-
-
-async def run_locally(
-    tasks: list[Task],
-    config: RunConfig,
-    folder: RunFolder,
-    api_key: str | None,
-    explore_only: bool,
-    hook: ProgressHook | None,
-    spent_before: float = 0.0,
-    plans: dict[str, RetryPlan] | None = None,
-) -> None:
-    """The local executor: tasks in this process, ``task_concurrency`` at a time."""
-    ctx = RunContext.build(config, folder.root, api_key, spent=spent_before)
-    limit = asyncio.Semaphore(config.task_concurrency)
-    plans = plans or {}
-
-    async def one(task: Task) -> None:
-        async with limit:
-            earlier = earlier_rubric(folder, task.instance_id)
-            if explore_only:
-                outcome = await obtain_rubric(task.public(), ctx, earlier)
-                store_rubric(folder, outcome)
-                if hook:
-                    hook("explored", task.instance_id, {**ctx.spending(), "explore_only": True})
-                return
-            result = await compute_task(task, ctx, earlier, plans.get(task.instance_id))
-            store_task(folder, result)
-            if hook:
-                missing = sum(1 for r in result.verdict_rows if r["origin"] == "missing")
-                hook("judged", task.instance_id, {**ctx.spending(), "missing": missing})
-
-    try:
-        await asyncio.gather(*(one(t) for t in tasks))
-    finally:
-        await ctx.aclose()
 
 
 def write_report(

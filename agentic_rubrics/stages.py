@@ -1,9 +1,10 @@
 """One task's work: explore (or reuse) its rubric, judge its candidates (:mod:`agentic_rubrics.judging`),
 compute its baselines.
 
-The work is computed without touching the run folder and returned as a :class:`TaskOutcome` of plain
-values, so it can run anywhere (this process, or a Ray worker); the caller stores outcomes in the run
-folder, one writer, in the order they finish. Explorers and judges get the task's public view only.
+The work is computed without touching the run folder and returned as a
+:class:`~agentic_rubrics.records.TaskRecord`, so it can run anywhere (this process, or a Ray worker); the
+driver (:mod:`agentic_rubrics.driver`) stores records in the run folder, one writer, in the order they
+finish. Explorers and judges get the task's public view only.
 """
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.checks_repo import repo_analyses
 from agentic_rubrics.context import SANDBOX_SLOT, RunContext
-from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, safe_name
+from agentic_rubrics.data import RunFolder, safe_name
 from agentic_rubrics.exceptions import (
     AgenticRubricsError,
     ExplorationFailed,
@@ -28,6 +29,7 @@ from agentic_rubrics.exceptions import (
 from agentic_rubrics.grounding import grounding_record, repository_source
 from agentic_rubrics.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.judging import baselines_for, generator_warning, judge_task
+from agentic_rubrics.records import RubricRecord, TaskRecord
 from agentic_rubrics.repos import RepoTree
 from agentic_rubrics.retry import RetryPlan, merge_costs, merge_rows
 from agentic_rubrics.rubric import dump_rubric_document, load_rubric, parse_rubric, rubric_document
@@ -35,74 +37,23 @@ from agentic_rubrics.types import SCHEMA, Rubric, Task
 
 log = logging.getLogger(__name__)
 
-# --------------------------------------------------------------------------- outcomes
+# --------------------------------------------------------------------------- records
 
 
-@dataclass
-class RubricOutcome:
-    """A task's rubric (as written to rubrics.yaml), its status, and the exploration trajectory."""
-
-    instance_id: str
-    rubric_yaml: str | None
-    status: dict[str, Any]
-    trajectory: dict[str, Any] | None = None
-    fresh: bool = True  # False: it was already in the run folder
-    parsed: Rubric | None = field(default=None, repr=False, compare=False)
-    """``rubric_yaml`` parsed (once per task: explorers parse what they write; else on first use)."""
-
-    @property
-    def rubric(self) -> Rubric | None:
-        if self.rubric_yaml is None:
-            return None
-        if self.parsed is None:
-            path = f"rubrics/{self.instance_id}/rubrics.yaml"
-            self.parsed, _ = parse_rubric(self.rubric_yaml, path)
-        return self.parsed
-
-
-@dataclass
-class TaskOutcome:
-    """Everything a finished task adds to the run folder."""
-
-    rubric: RubricOutcome
-    verdict_rows: list[dict[str, Any]]
-    progress: dict[str, Any]
-    patches: list[dict[str, Any]] | None = None
-
-
-def earlier_rubric(folder: RunFolder, instance_id: str) -> RubricOutcome | None:
+def earlier_rubric(folder: RunFolder, instance_id: str) -> RubricRecord | None:
     """The rubric an earlier attempt left in the run folder, if any."""
     status = folder.rubric_status(instance_id)
     if status is None:
         return None
     ok = status["status"] == "ok"
     text = folder.rubric_path(instance_id).read_text(encoding="utf-8") if ok else None
-    return RubricOutcome(instance_id, text, status, fresh=False)
-
-
-def store_rubric(folder: RunFolder, outcome: RubricOutcome) -> None:
-    """Write a fresh rubric, its trajectory, then its status (the status marks it done)."""
-    if not outcome.fresh:
-        return
-    if outcome.rubric_yaml is not None:
-        atomic_write_text(folder.rubric_path(outcome.instance_id), outcome.rubric_yaml)
-    if outcome.trajectory is not None:
-        atomic_write_json(folder.trajectory_path(outcome.instance_id), outcome.trajectory)
-    atomic_write_json(folder.rubric_status_path(outcome.instance_id), outcome.status)
-
-
-def store_task(folder: RunFolder, outcome: TaskOutcome) -> None:
-    """Write a finished task: its rubric (if fresh), then its verdicts, then its progress row."""
-    store_rubric(folder, outcome.rubric)
-    folder.record_task(outcome.verdict_rows, outcome.progress, outcome.patches)
+    return RubricRecord(instance_id=instance_id, rubric_yaml=text, status=status, fresh=False)
 
 
 # --------------------------------------------------------------------------- exploring
 
 
-async def obtain_rubric(
-    task: Task, ctx: RunContext, earlier: RubricOutcome | None
-) -> RubricOutcome:
+async def obtain_rubric(task: Task, ctx: RunContext, earlier: RubricRecord | None) -> RubricRecord:
     """The task's rubric: from an earlier attempt, from ``--rubrics``, or explored now."""
     if earlier is not None:
         return earlier
@@ -154,7 +105,9 @@ async def obtain_rubric(
                 "steps": trajectory,
             }
         )
-    return RubricOutcome(task.instance_id, text, status, record, parsed=rubric)
+    return RubricRecord(
+        instance_id=task.instance_id, rubric_yaml=text, status=status, trajectory=record
+    ).with_parsed(rubric)
 
 
 def _redacted_yaml(rubric: Rubric, ctx: RunContext) -> str:
@@ -277,8 +230,8 @@ class _nothing:
 
 
 async def compute_task(
-    task: Task, ctx: RunContext, earlier: RubricOutcome | None = None, plan: RetryPlan | None = None
-) -> TaskOutcome:
+    task: Task, ctx: RunContext, earlier: RubricRecord | None = None, plan: RetryPlan | None = None
+) -> TaskRecord:
     """Explore (or reuse) and judge one task; nothing is written to the run folder here.
 
     ``plan``: a retry of transient failures (judge only those, keep every other verdict)."""
@@ -318,4 +271,48 @@ async def compute_task(
         "cost": merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
         "seconds": round(time.monotonic() - started, 3),
     }
-    return TaskOutcome(rubric_outcome, rows, progress, patch_rows(task))
+    calls, usd = _spent(ctx, task.instance_id)
+    return TaskRecord(
+        instance_id=task.instance_id,
+        rubric=rubric_outcome,
+        judged=True,
+        verdict_rows=rows,
+        progress=progress,
+        patches=patch_rows(task),
+        calls=calls,
+        usd=usd,
+    )
+
+
+async def explore_task(task: Task, ctx: RunContext, earlier: RubricRecord | None) -> TaskRecord:
+    """The ``explore`` stage alone: the task's rubric, no verdicts."""
+    rubric = await obtain_rubric(task.public(), ctx, earlier)
+    calls, usd = _spent(ctx, task.instance_id)
+    return TaskRecord(
+        instance_id=task.instance_id, rubric=rubric, judged=False, calls=calls, usd=usd
+    )
+
+
+def _spent(ctx: RunContext, instance_id: str) -> tuple[int, float]:
+    """Model calls and known dollars of one task in this process."""
+    counts = ctx.ledger.for_task(instance_id).values()
+    return int(sum(c["calls"] for c in counts)), float(sum(c["usd"] for c in counts))
+
+
+@dataclass
+class Job:
+    """One unfinished task, as an executor receives it."""
+
+    task: Task
+    earlier: RubricRecord | None
+    """The rubric an earlier attempt left (reused, not explored again)."""
+    plan: RetryPlan | None
+    """A retry of transient failures: judge only those."""
+    explore_only: bool
+
+
+async def run_job(job: Job, ctx: RunContext) -> TaskRecord:
+    """One job's work, the same in every executor."""
+    if job.explore_only:
+        return await explore_task(job.task, ctx, job.earlier)
+    return await compute_task(job.task, ctx, job.earlier, job.plan)

@@ -59,7 +59,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     # what a patch does to the base tree: the post-image analysis and the checks decided on it
     ("analysis", ["postimage", "postimage.*", "checks_repo"]),
-    ("rubric", ["checks", "rubric"]),
+    # records: a task's record parses its rubric text (rubric) once
+    ("rubric", ["checks", "rubric", "records"]),
     ("sandbox", ["sandbox", "sandbox.*"]),
     # side by side (SIDE_BY_SIDE): none of the three imports another
     ("explore", ["explore", "explore.*"]),
@@ -78,7 +79,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "problems",
         ],
     ),
-    ("run", ["config", "context", "judging", "stages", "executor_ray", "pipeline"]),
+    ("run", ["config", "context", "judging", "stages", "driver", "executor_ray", "pipeline"]),
     ("face", ["cli_exit", "cli_options", "cli", "testing", "testing_*"]),
 ]
 """The stages, bottom first: a module imports from its own stage or a lower one."""

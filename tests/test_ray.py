@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
 import subprocess
@@ -102,7 +103,7 @@ def test_ray_resumes_a_folder_without_redoing_finished_tasks(tmp_path: Path) -> 
 
 @uses_cluster
 def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
-    from agentic_rubrics.executor_ray import run_on_ray
+    from agentic_rubrics.driver import run_tasks
 
     tasks_file, rubrics = make_inputs(tmp_path, n_tasks=6)
     with LoopbackServer(judge_answer(1), latency=0.05) as server:
@@ -115,7 +116,7 @@ def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
         folder.open(config.model_dump(mode="json"), config.content_hash())
         from agentic_rubrics.data import load_tasks
 
-        state = run_on_ray(load_tasks(tasks_file), config, folder, None, False, None)
+        state = asyncio.run(run_tasks(load_tasks(tasks_file), config, folder, None))
         assert server.max_in_flight == 1  # one model call at a time, though two workers ran
         assert len(server.requests) == 6 * 2
     assert state["peaks"] == {"llm:openai/judge-under-test@" + server.url: 1}
