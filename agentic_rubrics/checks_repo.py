@@ -179,6 +179,9 @@ def decide(check: Check, result: PostimageResult) -> RepoOutcome:
     name = check.name
     if "no_repository" in result.reasons:
         return RepoOutcome(None, "no_repository")
+    for stopped in ("analysis_timeout", "analysis_crashed"):
+        if stopped in result.reasons:
+            return _undecided(stopped)
     if "internal_error" in result.reasons:
         return _undecided("analysis_incomplete")
     method = result.apply.method
@@ -252,11 +255,14 @@ def _changes_function(files: list[FileFinding], arg: Any) -> RepoOutcome:
 @dataclass
 class RepoAnalyses:
     """A task's base tree and the post-image analysis of each distinct patch on it (computed once per
-    patch, in the event loop's thread: see ``analysis``). ``root`` ``None``: there is no tree; every repository-aware item is
-    ``missing: no_repository``."""
+    patch, in a worker process: :mod:`agentic_rubrics.postimage.worker`). ``root`` ``None``: there is
+    no tree, and every repository-aware item is ``missing: no_repository``; ``unavailable`` then says
+    why a configured repository could not be had (a :class:`RepoError` reason, the verdicts' detail:
+    such a gap is retried on resume), ``None`` when the run has none configured."""
 
     root: Path | None
     config: PostimageConfig | None = None
+    unavailable: str | None = None
     _done: dict[str, PostimageResult] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
@@ -267,12 +273,9 @@ class RepoAnalyses:
         key = hashlib.sha256(patch.encode("utf-8", "surrogatepass")).hexdigest()
         async with self._locks.setdefault(key, asyncio.Lock()):
             if key not in self._done:
-                from agentic_rubrics.postimage import analyze_patch
+                from agentic_rubrics.postimage.worker import analyze_in_worker
 
-                # in this thread, not a worker: CPython 3.11 keeps ast's recursion-depth state per
-                # interpreter, so ast.parse in two threads at once can fail (SystemError "AST
-                # constructor recursion depth mismatch"), and the explorer parses too
-                self._done[key] = analyze_patch(self.root, patch, self.config)
+                self._done[key] = await analyze_in_worker(self.root, patch, self.config)
         return self._done[key]
 
     @property
@@ -295,7 +298,9 @@ class RepoAnalyses:
                 continue
             assert item.check is not None
             got = (
-                RepoOutcome(None, "no_repository") if result is None else decide(item.check, result)
+                RepoOutcome(None, "no_repository", self.unavailable)
+                if result is None
+                else decide(item.check, result)
             )
             missing = got.value is None
             out[n] = v.model_copy(
@@ -307,6 +312,12 @@ class RepoAnalyses:
                 }
             )
         return out
+
+
+def _detail_code(reason: str) -> str:
+    """A repository error's reason as a verdict detail (``[a-z_]``, at most 40 characters)."""
+    code = re.sub(r"[^a-z_]", "_", reason.lower())[:40]
+    return code or "unknown"
 
 
 async def repo_analyses(
@@ -321,5 +332,5 @@ async def repo_analyses(
         tree = await asyncio.to_thread(resolve, task)
     except RepoError as exc:
         log.warning("%s: repository-aware checks have no repository: %s", task.instance_id, exc)
-        return RepoAnalyses(None)
+        return RepoAnalyses(None, unavailable=_detail_code(exc.reason))
     return RepoAnalyses(tree.path if tree is not None else None)

@@ -1,6 +1,7 @@
 """Transient failures are not frozen: resuming retries exactly the items and rubrics they hit.
 
-A verdict ``missing`` for ``provider_error`` or ``budget``, and a rubric that failed for
+A verdict ``missing`` for ``provider_error`` or ``budget`` (or ``no_repository`` because a configured
+repository could not be had: its detail is the repository error's reason), and a rubric that failed for
 ``sandbox_error``, ``no_repository``, ``budget`` or a transient model error, may come out otherwise next
 time. Resuming (by default; ``--no-retry-missing`` keeps them) computes such a task again and keeps every
 verdict it has: only the candidates and repeats with a transient gap are judged again, and a verdict
@@ -26,6 +27,23 @@ TRANSIENT_RUBRICS = frozenset(
 """Rubric failure reasons that can change on a second try (and ``sandbox_error:*``, and
 ``no_repository:*`` but for a repository or commit that is not even well formed)."""
 _MALFORMED_REPOSITORY = frozenset({"no_repository:invalid_repo", "no_repository:invalid_commit"})
+
+
+def transient_verdict(row: dict[str, Any]) -> bool:
+    """Whether a verdict row is a gap that may close on a second try: a transient reason, or a
+    repository-aware item left without the task's tree because fetching or finding it failed (its
+    detail is the repository error's reason; a run with no repository configured has none)."""
+    if row["origin"] != "missing":
+        return False
+    reason = row["reason"]
+    if reason in TRANSIENT_VERDICTS:
+        return True
+    detail = row.get("detail")
+    return (
+        reason == "no_repository"
+        and bool(detail)
+        and f"{reason}:{detail}" not in _MALFORMED_REPOSITORY
+    )
 
 
 def transient_rubric_failure(reason: str | None) -> bool:
@@ -89,19 +107,9 @@ def plan_retries(
                 plans[iid] = RetryPlan(redo_rubric=True, cost=progress.get("cost") or {})
             continue
         rows = rows_by_task.get(iid, [])
-        gaps = sorted(
-            {
-                (r["candidate_id"], r["repeat"])
-                for r in rows
-                if r["origin"] == "missing" and r["reason"] in TRANSIENT_VERDICTS
-            }
-        )
+        gaps = sorted({(r["candidate_id"], r["repeat"]) for r in rows if transient_verdict(r)})
         if gaps:
-            kept = [
-                r
-                for r in rows
-                if not (r["origin"] == "missing" and r["reason"] in TRANSIENT_VERDICTS)
-            ]
+            kept = [r for r in rows if not transient_verdict(r)]
             plans[iid] = RetryPlan(
                 redo_rubric=False,
                 redo=[list(g) for g in gaps],

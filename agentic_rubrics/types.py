@@ -72,6 +72,8 @@ CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
     "not_applied": "a repository-aware check: the patch did not apply, so there is no post-image",
     "not_parsed": "a repository-aware check: a changed file's post-image does not parse",
     "analysis_incomplete": "a repository-aware check: a file or the usage scan could not be analysed",
+    "analysis_timeout": "a repository-aware check: the patch's analysis ran past its time limit",
+    "analysis_crashed": "a repository-aware check: the process analysing the patch died",
 }
 """Why a check could not decide: the ``detail`` of a ``missing: check_error`` verdict."""
 
@@ -330,8 +332,10 @@ class Verdict(_Frozen):
     """Which repeated judgement this is (0 for checks and single runs)."""
     detail: str | None = Field(default=None, pattern=r"^[a-z_]{1,40}$")
     """A short code saying more about a missing reason (``check_error``: a key of
-    ``CHECK_ERROR_DETAILS``), or how an ``applies`` item's patch applied (``git_apply``,
-    ``patch_fuzz``, ``failed``, ``empty``); a code, never text from the patch or the reply."""
+    ``CHECK_ERROR_DETAILS``; ``no_repository``: why a configured repository could not be had, a
+    repository error's reason such as ``fetch_failed``), or how an ``applies`` item's patch applied
+    (``git_apply``, ``patch_fuzz``, ``failed``, ``empty``); a code, never text from the patch or the
+    reply."""
 
     @model_validator(mode="after")
     def _provenance(self) -> Verdict:

@@ -288,3 +288,32 @@ def test_run_command_line_with_repo_url_and_cache(tmp_path: Path) -> None:
     assert done.exit_code == 0, done.output
     assert status(tmp_path / "out")["repository"]["commit"] == shas[0]
     assert (tmp_path / "cache" / "trees" / "acme__widget" / shas[0]).is_dir()
+
+
+def test_items_judged_without_the_tree_are_decided_when_the_run_is_resumed(
+    tmp_path: Path, open_dir: Path
+) -> None:
+    shas = upstream(tmp_path)
+    tasks = write_tasks(tmp_path / "tasks.jsonl", shas[0])
+    config = load_config(None, settings(tmp_path, open_dir / "cache"))
+    out = tmp_path / "out"
+    run(tasks, out, config, stages=("explore",))
+    # the tree is gone by judge time: the cache is emptied and the upstream cannot be reached
+    remove_tree(open_dir / "cache")
+    (tmp_path / "srv").rename(tmp_path / "srv-away")
+    run(tasks, out, config, stages=("judge", "report"))
+    rows = [r for _, r in read_jsonl(out / "verdicts.jsonl")]
+    gaps = [r for r in rows if r["reason"] == "no_repository"]
+    assert gaps and all(r["origin"] == "missing" for r in gaps)
+    assert {r.get("detail") for r in gaps} == {"fetch_failed"}  # why, as a code
+    # the upstream is back: the same command decides exactly those items, keeping every other verdict
+    (tmp_path / "srv-away").rename(tmp_path / "srv")
+    run(tasks, out, config, stages=("judge", "report"))
+    again = [r for _, r in read_jsonl(out / "verdicts.jsonl")]
+    assert not any(r["reason"] == "no_repository" for r in again)
+    key = ("candidate_id", "item_id", "repeat")
+    kept = {tuple(r[k] for k in key): r for r in rows if r["reason"] != "no_repository"}
+    now = {tuple(r[k] for k in key): r for r in again}
+    assert all(now[k] == r for k, r in kept.items())
+    applies = {r["candidate_id"]: r["value"] for r in again if r["reason"] == "applies"}
+    assert applies == {"good": 1, "bad": 1}

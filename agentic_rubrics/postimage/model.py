@@ -38,6 +38,8 @@ REASONS: Final[dict[str, str]] = {
     "usage_scan_error": "the repository scan for removed names failed",
     "too_many_removed_names": "more removed names than the configured limit; the rest were not scanned",
     "internal_error": "an unexpected error in the analysis (a bug): the result is incomplete",
+    "analysis_timeout": "the analysis ran past its time limit; its worker process was stopped",
+    "analysis_crashed": "the worker process running the analysis died (out of memory, a crash)",
 }
 
 

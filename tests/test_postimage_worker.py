@@ -1,0 +1,152 @@
+"""The post-image analysis runs in a worker process: the event loop keeps turning while it works, a worker
+that runs too long is stopped, one that dies is reported, and a tree that could not be had is a gap the
+next run retries (a run with no repository configured is not)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from agentic_rubrics.checks_repo import RepoAnalyses, decide
+from agentic_rubrics.judge import ChecksJudge
+from agentic_rubrics.judging import judge_task
+from agentic_rubrics.postimage import analyze_patch, worker
+from agentic_rubrics.retry import transient_verdict
+from agentic_rubrics.rubric import parse_rubric
+from agentic_rubrics.types import Candidate, Check, Task
+
+from .conftest import git
+
+MakeRepo = Callable[[dict[str, bytes | str]], tuple[Path, Callable[..., str]]]
+
+MOD = "def helper(x):\n    return x + 1\n\n\ndef other():\n    return helper(2)\n"
+RUBRIC = """\
+metadata: {task_summary: t, underlying_bug: b}
+axes:
+  file_change_rubrics: []
+  spec_alignment_rubrics: []
+  integrity_rubrics:
+    - {id: IN1, description: Applies to the base tree, weight: 3, gate: true, check: {applies: true}}
+  runtime_rubrics:
+    - {id: RT1, description: Defines what it uses, weight: 3, check: {no_new_undefined_names: true}}
+"""
+
+
+def _patch(git_repo: MakeRepo) -> tuple[Path, str]:
+    repo, diff = git_repo({"pkg/__init__.py": "", "pkg/mod.py": MOD})
+    (repo / "pkg" / "mod.py").write_text(MOD.replace("return x + 1", "return x + missing_name"))
+    patch = diff()
+    git(repo, "reset", "-q", "--hard")  # the tree stays at its base commit
+    return repo, patch
+
+
+def _check(spec: dict[str, object]) -> Check:
+    return Check.model_validate(spec)
+
+
+def test_the_analysis_runs_in_a_worker_while_the_event_loop_keeps_turning(
+    git_repo: MakeRepo,
+) -> None:
+    repo, patch = _patch(git_repo)
+
+    async def main() -> tuple[bool, object]:
+        call = asyncio.create_task(RepoAnalyses(repo).analysis(patch))
+        await asyncio.sleep(0)  # the call's first step runs here
+        # in the event loop's thread the whole analysis would have run in that one step
+        waiting = not call.done()
+        return waiting, await call
+
+    waiting, result = asyncio.run(main())
+    assert waiting
+    assert result == analyze_patch(repo, patch).model_copy(update={"timings": result.timings})
+    assert decide(_check({"no_new_undefined_names": True}), result).value == 0
+
+
+def test_a_worker_past_its_time_limit_is_stopped_and_the_next_analysis_works(
+    git_repo: MakeRepo,
+) -> None:
+    repo, patch = _patch(git_repo)
+
+    async def main() -> tuple[object, object, object]:
+        # a worker cannot even start in a millisecond: the call times out
+        late = await worker.analyze_in_worker(repo, patch, timeout_s=0.001)
+        stopped = worker._pool
+        fresh = await worker.analyze_in_worker(repo, patch)
+        return late, stopped, fresh
+
+    late, stopped, fresh = asyncio.run(main())
+    assert late.reasons == ("analysis_timeout",)
+    assert stopped is None  # the timed-out pool was dropped
+    got = decide(_check({"applies": True}), late)
+    assert (got.value, got.reason, got.detail) == (None, "check_error", "analysis_timeout")
+    assert fresh.applied and "analysis_timeout" not in fresh.reasons
+
+
+def test_a_worker_that_dies_is_reported_not_guessed(git_repo: MakeRepo) -> None:
+    repo, patch = _patch(git_repo)
+
+    async def main() -> object:
+        worker.shutdown()
+        call = asyncio.create_task(worker.analyze_in_worker(repo, patch, timeout_s=120))
+        deadline = time.monotonic() + 60
+        while True:  # wait for the worker process to exist, then kill it mid-call
+            await asyncio.sleep(0.01)
+            pool = worker._pool
+            processes = dict(getattr(pool, "_processes", None) or {})
+            if processes or time.monotonic() > deadline:
+                break
+        for process in processes.values():
+            process.kill()
+        return await call
+
+    result = asyncio.run(main())
+    assert result.reasons == ("analysis_crashed",)
+    got = decide(_check({"parses": True}), result)
+    assert (got.value, got.reason, got.detail) == (None, "check_error", "analysis_crashed")
+
+
+@pytest.mark.parametrize(
+    ("unavailable", "retried"),
+    [("fetch_failed", True), ("timeout", True), ("invalid_repo", False), (None, False)],
+)
+def test_a_tree_that_could_not_be_had_is_retried_on_resume_and_none_configured_is_not(
+    unavailable: str | None, retried: bool
+) -> None:
+    rubric, _ = parse_rubric(RUBRIC, "rubrics.yaml")
+    task = Task(
+        instance_id="t-1",
+        problem_statement="helper is wrong",
+        candidates=[Candidate(id="a", patch="--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")],
+    )
+    rows = asyncio.run(
+        judge_task(
+            task,
+            rubric,
+            ChecksJudge(),
+            repeats=1,
+            concurrency=2,
+            repository=RepoAnalyses(None, unavailable=unavailable),
+        )
+    )
+    assert {(r["reason"], r.get("detail")) for r in rows} == {("no_repository", unavailable)}
+    assert all(transient_verdict(r) is retried for r in rows)
+
+
+def test_a_call_whose_worker_was_stopped_for_another_patch_runs_again(git_repo: MakeRepo) -> None:
+    repo, patch = _patch(git_repo)
+
+    async def main() -> tuple[object, object]:
+        worker.shutdown()
+        # the patient call starts first, on the same pool the impatient one then times out on
+        patient = asyncio.create_task(worker.analyze_in_worker(repo, patch, timeout_s=120))
+        await asyncio.sleep(0)
+        late = await worker.analyze_in_worker(repo, patch, timeout_s=0.001)
+        return late, await patient
+
+    late, patient = asyncio.run(main())
+    assert late.reasons == ("analysis_timeout",)
+    assert patient.applied and not {"analysis_crashed", "analysis_timeout"} & set(patient.reasons)
