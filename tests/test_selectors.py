@@ -33,21 +33,26 @@ class ShortestPatch(BaseSelector):
 '''
 
 
+def install(site: Path, name: str, source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``source`` as module ``toy_<name>``, and a distribution's metadata naming its class ``Toy`` (or
+    ``ShortestPatch``) as the selector ``name``: the entry point mechanism another package would use."""
+    site.mkdir(exist_ok=True)
+    module = f"toy_{name}"
+    (site / f"{module}.py").write_text(source)
+    meta = site / f"{module}-0.1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    attr = "ShortestPatch" if "class ShortestPatch" in source else "Toy"
+    (meta / "entry_points.txt").write_text(
+        f"[agentic_rubrics.selectors]\n{name} = {module}:{attr}\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+
+
 @pytest.fixture
 def toy_selector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """The toy selector's file, and a distribution's metadata naming it as an entry point."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "toy_shortest_patch.py").write_text(TOY)
-    meta = site / "toy_shortest_patch-0.1.dist-info"
-    meta.mkdir()
-    (meta / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: toy-shortest-patch\nVersion: 0.1\n"
-    )
-    (meta / "entry_points.txt").write_text(
-        "[agentic_rubrics.selectors]\nshortest_patch = toy_shortest_patch:ShortestPatch\n"
-    )
-    monkeypatch.syspath_prepend(str(site))
+    install(tmp_path / "site", "shortest_patch", TOY, monkeypatch)
     return "shortest_patch"
 
 
@@ -95,3 +100,65 @@ def test_without_its_entry_point_the_name_is_unknown_and_says_which_are_known() 
 def test_every_builtin_selector_names_itself_and_only_the_classifier_needs_a_model() -> None:
     assert [get_selector(n).name for n in BUILTIN] == list(BUILTIN)
     assert [n for n in BUILTIN if get_selector(n).needs_model] == ["patch_classifier"]
+
+
+BROKEN = """
+from agentic_rubrics.selectors import BaseSelector
+
+
+class Toy(BaseSelector):
+    name = "{name}"
+    description = "a selector another package registers"
+
+    async def features(self, given):
+        {body}
+
+    def ranking(self, task):
+        return {{cid: 0.0 for cid in task.scores}}
+"""
+
+
+def _two_tasks(tmp_path: Path) -> Path:
+    lines = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines[:1]) + "\n")
+    return tasks
+
+
+def test_a_selector_another_package_registers_runs_only_when_chosen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(
+        tmp_path / "site",
+        "failing",
+        BROKEN.format(name="failing", body="raise RuntimeError('boom')"),
+        monkeypatch,
+    )
+    install(tmp_path / "site", "unloadable", "raise ImportError('half installed')\n", monkeypatch)
+    assert {"failing", "unloadable"} <= set(selector_names())
+    # installed but not chosen: the run neither computes nor loads them
+    report = run(_two_tasks(tmp_path), tmp_path / "run", RunConfig(bootstrap_resamples=0))
+    assert report is not None and "failing" not in report["selectors"]
+    # chosen: what breaks is named
+    with pytest.raises(
+        ConfigError, match="selector 'unloadable': cannot load toy_unloadable:Toy: ImportError"
+    ):
+        get_selector("unloadable")
+    with pytest.raises(
+        ConfigError, match=r"selector 'failing' .*features failed on .*RuntimeError: boom"
+    ):
+        run(
+            _two_tasks(tmp_path),
+            tmp_path / "run2",
+            RunConfig(selectors=[*BASE_SELECTORS, "failing"], bootstrap_resamples=0),
+        )
+
+
+def test_a_selector_may_not_overwrite_another_ones_features(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = "return {'offline_features': {cid: None for cid in given.patches}}"
+    install(tmp_path / "site", "squatter", BROKEN.format(name="squatter", body=body), monkeypatch)
+    config = RunConfig(selectors=[*BASE_SELECTORS, "squatter"], bootstrap_resamples=0)
+    with pytest.raises(ConfigError, match="'offline_features', already stored by 'offline'"):
+        run(_two_tasks(tmp_path), tmp_path / "run", config)

@@ -158,11 +158,13 @@ def get_selector(name: str) -> Selector:
     key = f"{name}={where}"
     if key not in _LOADED:
         module, _, attr = where.partition(":")
-        try:
+        try:  # another package's code: whatever it raises, the run names it and stops
             found = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"selector {name!r}: cannot load {where}: {exc}") from exc
-        selector = found() if isinstance(found, type) else found
+            selector = found() if isinstance(found, type) else found
+        except Exception as exc:
+            raise ConfigError(
+                f"selector {name!r}: cannot load {where}: {type(exc).__name__}: {exc}"
+            ) from exc
         if getattr(selector, "name", None) != name:
             raise ConfigError(f"selector {name!r}: {where} calls itself {selector.name!r}")
         _LOADED[key] = selector
@@ -180,12 +182,35 @@ def check_names(names: list[str]) -> None:
 async def compute_features(given: FeatureInput, chosen: list[str]) -> dict[str, Any]:
     """Every selector's features for one task (judge time), to store under ``baselines``.
 
-    A selector needing no model always; one that ``needs_model`` when ``chosen`` names it and there is
-    a model."""
+    A built-in selector needing no model always (so that ``report --selectors`` can choose it without
+    a rerun); one that ``needs_model`` when ``chosen`` names it and there is a model; one registered by
+    another package only when ``chosen`` names it (installing a package never changes or breaks a run
+    that does not use it). A selector may not store a feature under a key another one stored: that
+    would change the other's ranking (a ``ConfigError`` names both)."""
     out: dict[str, Any] = {}
+    owner: dict[str, str] = {}
     for name in selector_names():
+        if name not in BUILTIN and name not in chosen:
+            continue
         selector = get_selector(name)
         if selector.needs_model and (given.model is None or name not in chosen):
             continue
-        out.update(await selector.features(given))
+        if name in BUILTIN:
+            found = await selector.features(given)
+        else:
+            try:
+                found = await selector.features(given)
+            except Exception as exc:
+                raise ConfigError(
+                    f"selector {name!r} ({registry()[name]}): its features failed on"
+                    f" {given.task.instance_id}: {type(exc).__name__}: {exc}"
+                ) from exc
+        for key in found:
+            if key in owner and owner[key] != name:
+                raise ConfigError(
+                    f"selector {name!r} stores the feature {key!r}, already stored by"
+                    f" {owner[key]!r}; a selector's features need keys of their own"
+                )
+            owner[key] = name
+        out.update(found)
     return out
