@@ -102,54 +102,54 @@ _LAZY: dict[str, str] = {
     "BudgetExceeded": "agentic_rubrics.exceptions",
     "Problem": "agentic_rubrics.exceptions",
     # rubric files
-    "load_rubric": "agentic_rubrics.rubric",
-    "parse_rubric": "agentic_rubrics.rubric",
-    "write_rubric": "agentic_rubrics.rubric",
-    "lint": "agentic_rubrics.rubric",
+    "load_rubric": "agentic_rubrics.rubric.file",
+    "parse_rubric": "agentic_rubrics.rubric.file",
+    "write_rubric": "agentic_rubrics.rubric.file",
+    "lint": "agentic_rubrics.rubric.file",
     # checks and patches
-    "CHECKS": "agentic_rubrics.checks",
-    "run_check": "agentic_rubrics.checks",
-    "check_verdicts": "agentic_rubrics.checks",
+    "CHECKS": "agentic_rubrics.rubric.checks",
+    "run_check": "agentic_rubrics.rubric.checks",
+    "check_verdicts": "agentic_rubrics.rubric.checks",
     "parse_patch": "agentic_rubrics.patch",
     # scoring
-    "DecisionPolicy": "agentic_rubrics.scoring",
-    "score_candidate": "agentic_rubrics.scoring",
-    "reduce_repeats": "agentic_rubrics.scoring",
+    "DecisionPolicy": "agentic_rubrics.rank.scoring",
+    "score_candidate": "agentic_rubrics.rank.scoring",
+    "reduce_repeats": "agentic_rubrics.rank.scoring",
     # the main job
-    "run": "agentic_rubrics.pipeline",
-    "run_async": "agentic_rubrics.pipeline",
-    "RunConfig": "agentic_rubrics.config",
-    "load_config": "agentic_rubrics.config",
-    "write_report": "agentic_rubrics.pipeline",
+    "run": "agentic_rubrics.pipeline.runner",
+    "run_async": "agentic_rubrics.pipeline.runner",
+    "RunConfig": "agentic_rubrics.pipeline.config",
+    "load_config": "agentic_rubrics.pipeline.config",
+    "write_report": "agentic_rubrics.pipeline.runner",
     "load_tasks": "agentic_rubrics.data",
     "RunFolder": "agentic_rubrics.data",
-    "load_examples": "agentic_rubrics.bundled",
-    "write_tasks_jsonl": "agentic_rubrics.bundled",
-    "ChecksJudge": "agentic_rubrics.judge",
-    "LLMJudge": "agentic_rubrics.judge",
-    "LLM": "agentic_rubrics.llm",
-    "LLMConfig": "agentic_rubrics.llm",
-    "Ledger": "agentic_rubrics.llm",
-    "PatchClassifier": "agentic_rubrics.rerank",
+    "load_examples": "agentic_rubrics.datasets.bundled",
+    "write_tasks_jsonl": "agentic_rubrics.datasets.bundled",
+    "ChecksJudge": "agentic_rubrics.judge.judges",
+    "LLMJudge": "agentic_rubrics.judge.judges",
+    "LLM": "agentic_rubrics.llm.door",
+    "LLMConfig": "agentic_rubrics.llm.door",
+    "Ledger": "agentic_rubrics.llm.door",
+    "PatchClassifier": "agentic_rubrics.rank.rerank",
     "load_prompt": "agentic_rubrics.prompts",
-    "JudgeConfig": "agentic_rubrics.judge",
+    "JudgeConfig": "agentic_rubrics.judge.judges",
     "StaticExplorer": "agentic_rubrics.explore.static",
     "ExplorerConfig": "agentic_rubrics.explore",
     "LocalCopySandbox": "agentic_rubrics.sandbox",
-    "RepoCache": "agentic_rubrics.repos",
-    "RepoConfig": "agentic_rubrics.repos",
-    "resolve_repo_path": "agentic_rubrics.repos",
-    "select": "agentic_rubrics.rerank",
-    "self_consistency_ranking": "agentic_rubrics.rerank",
+    "RepoCache": "agentic_rubrics.datasets.repos",
+    "RepoConfig": "agentic_rubrics.datasets.repos",
+    "resolve_repo_path": "agentic_rubrics.datasets.repos",
+    "select": "agentic_rubrics.rank.rerank",
+    "self_consistency_ranking": "agentic_rubrics.rank.rerank",
     # metrics
-    "best_at_k": "agentic_rubrics.metrics",
-    "pass_at_k": "agentic_rubrics.metrics",
-    "random_at_k": "agentic_rubrics.metrics",
-    "roc_auc": "agentic_rubrics.metrics",
-    "pr_auc": "agentic_rubrics.metrics",
-    "flakiness": "agentic_rubrics.metrics",
-    "bootstrap_ci": "agentic_rubrics.metrics",
-    "tie_rate": "agentic_rubrics.metrics",
+    "best_at_k": "agentic_rubrics.rank.metrics",
+    "pass_at_k": "agentic_rubrics.rank.metrics",
+    "random_at_k": "agentic_rubrics.rank.metrics",
+    "roc_auc": "agentic_rubrics.rank.metrics",
+    "pr_auc": "agentic_rubrics.rank.metrics",
+    "flakiness": "agentic_rubrics.rank.metrics",
+    "bootstrap_ci": "agentic_rubrics.rank.metrics",
+    "tie_rate": "agentic_rubrics.rank.metrics",
 }
 
 __all__ = ["Judge", "Model", "Sandbox", "__version__", *_LAZY]
@@ -169,10 +169,8 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from agentic_rubrics.bundled import load_examples, write_tasks_jsonl
-    from agentic_rubrics.checks import CHECKS, check_verdicts, run_check
-    from agentic_rubrics.config import RunConfig, load_config
     from agentic_rubrics.data import RunFolder, load_tasks
+    from agentic_rubrics.datasets.bundled import load_examples, write_tasks_jsonl
     from agentic_rubrics.exceptions import (
         AgenticRubricsError,
         BudgetExceeded,
@@ -188,9 +186,13 @@ if TYPE_CHECKING:
     )
     from agentic_rubrics.explore import ExplorerConfig
     from agentic_rubrics.explore.static import StaticExplorer
-    from agentic_rubrics.judge import ChecksJudge, JudgeConfig, LLMJudge
-    from agentic_rubrics.llm import LLM, Ledger, LLMConfig
-    from agentic_rubrics.metrics import (
+    from agentic_rubrics.judge.judges import ChecksJudge, JudgeConfig, LLMJudge
+    from agentic_rubrics.llm.door import LLM, Ledger, LLMConfig
+    from agentic_rubrics.patch import parse_patch
+    from agentic_rubrics.pipeline.config import RunConfig, load_config
+    from agentic_rubrics.pipeline.runner import run, run_async, write_report
+    from agentic_rubrics.prompts import load_prompt
+    from agentic_rubrics.rank.metrics import (
         best_at_k,
         bootstrap_ci,
         flakiness,
@@ -200,13 +202,11 @@ if TYPE_CHECKING:
         roc_auc,
         tie_rate,
     )
-    from agentic_rubrics.patch import parse_patch
-    from agentic_rubrics.pipeline import run, run_async, write_report
-    from agentic_rubrics.prompts import load_prompt
-    from agentic_rubrics.rerank import PatchClassifier, select, self_consistency_ranking
-    from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.rank.rerank import PatchClassifier, select, self_consistency_ranking
+    from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
+    from agentic_rubrics.rubric.checks import CHECKS, check_verdicts, run_check
+    from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, write_rubric
     from agentic_rubrics.sandbox import LocalCopySandbox
-    from agentic_rubrics.scoring import DecisionPolicy, reduce_repeats, score_candidate
     from agentic_rubrics.types import (
         AXES,
         MISSING_REASONS,

@@ -7,8 +7,8 @@
 - ``report``: applied by the report to the verdicts on disk (``report --seed/--selectors``): not hashed.
 
 A field without a marker takes its section's effect (``judge.repeats`` is ``results`` because ``judge``
-is; ``judge.model.timeout`` is ``speed`` because :class:`~agentic_rubrics.llm.LLMConfig` marks it).
-:class:`~agentic_rubrics.config.RunConfig` marks every one of its own fields and says whether a
+is; ``judge.model.timeout`` is ``speed`` because :class:`~agentic_rubrics.llm.door.LLMConfig` marks it).
+:class:`~agentic_rubrics.pipeline.config.RunConfig` marks every one of its own fields and says whether a
 command-line option sets it (``cli``); a test holds both declarations to the code that reads them.
 """
 

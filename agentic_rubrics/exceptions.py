@@ -106,7 +106,7 @@ FailureKind = Literal[
 
 class CallFailed(AgenticRubricsError):
     """A model call that did not produce a completion, classified once, for retry and reporting; the
-    door (:mod:`agentic_rubrics.llm`) raises it, and its callers turn it into a ``missing`` verdict or a
+    door (:mod:`agentic_rubrics.llm.door`) raises it, and its callers turn it into a ``missing`` verdict or a
     failed rubric."""
 
     def __init__(

@@ -40,7 +40,7 @@ TEST_GLOBS = [
 @lru_cache(maxsize=65536)  # the same few paths and globs come back for every candidate of a task
 def path_matches(path: str, pattern: str) -> bool:
     """Whether a repository-relative path matches a check's path pattern (the forms are in
-    :mod:`agentic_rubrics.checks`' module doc)."""
+    :mod:`agentic_rubrics.rubric.checks`' module doc)."""
     if pattern.startswith("/"):
         # anchored at the repository root: "/*.py" is a Python file at the top level only
         rest = pattern.lstrip("/")

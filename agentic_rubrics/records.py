@@ -1,7 +1,7 @@
 """The records that cross the pipeline's boundaries: what one task's work produced.
 
 An executor (this process, or a Ray worker) computes a :class:`TaskRecord` per task without touching the
-run folder and hands it back; the driver (:mod:`agentic_rubrics.driver`) stores it. A record is plain
+run folder and hands it back; the driver (:mod:`agentic_rubrics.pipeline.driver`) stores it. A record is plain
 data: it pickles to a Ray driver, and its parts are written as today's files of the run folder —
 ``rubrics/<id>/rubrics.yaml`` and ``status.json``, ``trajectories/<id>.json``, then the rows of
 ``patches.jsonl``, ``verdicts.jsonl`` and the ``progress.jsonl`` row that commits them.
@@ -51,7 +51,7 @@ class RubricRecord(BaseModel):
     @property
     def rubric(self) -> Rubric | None:
         """The rubric, parsed from the text written (what the report will read), once per task."""
-        from agentic_rubrics.rubric import parse_rubric
+        from agentic_rubrics.rubric.file import parse_rubric
 
         if self.rubric_yaml is None:
             return None

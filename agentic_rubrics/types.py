@@ -176,14 +176,14 @@ class Check(_Frozen):
 
     ``in`` and ``not_in`` (optional) keep or leave out files matching a glob (or any of a list)
     before the predicate looks at them. The vocabulary and the type of each argument live in
-    :mod:`agentic_rubrics.checks`.
+    :mod:`agentic_rubrics.rubric.checks`.
     """
 
     name: str
     """The predicate, e.g. ``touches``."""
     arg: Any
     """Its argument: a glob, a regex, a symbol, a number or a list of globs (types are checked by
-    :func:`agentic_rubrics.checks.check_problems`, which reports them with the file's line)."""
+    :func:`agentic_rubrics.rubric.checks.check_problems`, which reports them with the file's line)."""
     path: Any = None
     """``in:``: only files matching this glob (or any of these globs)."""
     exclude: Any = None

@@ -25,11 +25,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.datasets.repos import RepoCache
 from agentic_rubrics.exceptions import PatchParseError, RepoError
 from agentic_rubrics.patch import enclosing_chains, is_empty_patch, is_test_path, parse_patch
-from agentic_rubrics.postimage import analyze_patch
-from agentic_rubrics.repos import RepoCache
-from agentic_rubrics.rerank import patch_features, self_consistency_ranking
+from agentic_rubrics.rank.rerank import patch_features, self_consistency_ranking
+from agentic_rubrics.rubric.postimage import analyze_patch
 
 ERROR_KINDS = ("syntax_error", "undefined_name", "redefinition")
 

@@ -32,12 +32,12 @@ from content_features import (
     pool_features,
 )
 
-from agentic_rubrics import metrics
-from agentic_rubrics.checks import check_verdicts
 from agentic_rubrics.explore.issue_static import build_issue_rubric
 from agentic_rubrics.patch import is_empty_patch
-from agentic_rubrics.rerank import OFFLINE_FEATURES
-from agentic_rubrics.scoring import score_candidate
+from agentic_rubrics.rank import metrics
+from agentic_rubrics.rank.rerank import OFFLINE_FEATURES
+from agentic_rubrics.rank.scoring import score_candidate
+from agentic_rubrics.rubric.checks import check_verdicts
 from agentic_rubrics.types import Candidate, Task
 
 SHAPE = ("log_changed_lines", "log_changed_lines_rel_median", "files", "new_files", "touches_tests")

@@ -10,7 +10,7 @@ from typing import Any
 from content_features import post_rows
 from content_rerank import build, study
 
-from agentic_rubrics.repos import RepoCache, RepoConfig
+from agentic_rubrics.datasets.repos import RepoCache, RepoConfig
 
 MAIN = (
     "random",

@@ -25,16 +25,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics import metrics
-from agentic_rubrics.checks import check_verdicts, run_check
 from agentic_rubrics.exceptions import PatchParseError
+from agentic_rubrics.rank import metrics
+from agentic_rubrics.rubric.checks import check_verdicts, run_check
 
 try:  # where the diff model keeps it; an older package (measured for comparison) had it here
     from agentic_rubrics.patch import is_test_path
 except ImportError:  # pragma: no cover
     from agentic_rubrics.explore.codeindex import is_test_path  # type: ignore[attr-defined,no-redef]
 from agentic_rubrics.patch import parse_patch
-from agentic_rubrics.report import TaskResult
+from agentic_rubrics.report.build import TaskResult
 from agentic_rubrics.types import Check, Rubric
 
 _GLOB = re.compile(r"[*?\[]")

@@ -17,11 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.check_regex import RegexTimeout, any_line_matches
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.explore.common import BROAD_EXCEPT
-from agentic_rubrics.judge import last_json_object
-from agentic_rubrics.rubric import parse_rubric
+from agentic_rubrics.judge.judges import last_json_object
+from agentic_rubrics.rubric.check_regex import RegexTimeout, any_line_matches
+from agentic_rubrics.rubric.file import parse_rubric
 
 OLD_BROAD_EXCEPT = r"^\s*except\s*(\(?\s*(BaseException|Exception)\s*\)?\s*(as\s+\w+)?)?\s*:"
 

@@ -38,8 +38,8 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from agentic_rubrics.judge import JudgeConfig, LLMJudge
-from agentic_rubrics.llm import LLM, LLMConfig, import_litellm
+from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
+from agentic_rubrics.llm.door import LLM, LLMConfig, import_litellm
 from agentic_rubrics.testing import LoopbackServer, serve_in_subprocess
 from agentic_rubrics.types import Rubric
 

@@ -28,7 +28,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.bundled import (
+from agentic_rubrics.data import atomic_write_json
+from agentic_rubrics.datasets.bundled import (
     EXAMPLES_DIR,
     LABEL_MANIFEST,
     ExampleTask,
@@ -37,7 +38,6 @@ from agentic_rubrics.bundled import (
     label_inputs,
     load_example,
 )
-from agentic_rubrics.data import atomic_write_json
 
 TIMEOUT_S = 120
 RUNNER = Path(__file__).resolve()

@@ -81,13 +81,13 @@ def measure_one(data: Path, work: Path, rerun: bool = True) -> dict[str, Any]:
 
     import agentic_rubrics.explore.issue_static
     import agentic_rubrics.explore.static
-    import agentic_rubrics.judge
-    import agentic_rubrics.plots
-    import agentic_rubrics.report  # noqa: F401
-    from agentic_rubrics.config import load_config
+    import agentic_rubrics.judge.judges
+    import agentic_rubrics.report.build
+    import agentic_rubrics.report.plots  # noqa: F401
     from agentic_rubrics.data import RunFolder
-    from agentic_rubrics.pipeline import run, write_report
-    from agentic_rubrics.swebench import PoolOptions, load_candidates_file, write_tasks
+    from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file, write_tasks
+    from agentic_rubrics.pipeline.config import load_config
+    from agentic_rubrics.pipeline.runner import run, write_report
 
     imports_cpu = _cpu() - cpu0
     rss_after_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -125,9 +125,9 @@ def measure_one(data: Path, work: Path, rerun: bool = True) -> dict[str, Any]:
 
 def profile_one(data: Path, work: Path, top: int) -> str:
     """The run of one file under cProfile; the ``top`` functions by time of their own."""
-    from agentic_rubrics.config import load_config
-    from agentic_rubrics.pipeline import run
-    from agentic_rubrics.swebench import PoolOptions, load_candidates_file, write_tasks
+    from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file, write_tasks
+    from agentic_rubrics.pipeline.config import load_config
+    from agentic_rubrics.pipeline.runner import run
 
     pool = load_candidates_file(data, PoolOptions())
     tasks_file = write_tasks(pool, work / "tasks.jsonl")
@@ -175,11 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.warm_up:
         import matplotlib.pyplot  # noqa: F401
 
+        import agentic_rubrics.datasets.swebench
         import agentic_rubrics.explore.issue_static
-        import agentic_rubrics.pipeline
-        import agentic_rubrics.plots
-        import agentic_rubrics.report
-        import agentic_rubrics.swebench  # noqa: F401
+        import agentic_rubrics.pipeline.runner
+        import agentic_rubrics.report.build
+        import agentic_rubrics.report.plots  # noqa: F401
 
         return 0
     if args.one:

@@ -29,8 +29,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.postimage import PostimageResult, analyze_patch
-from agentic_rubrics.swebench import read_records
+from agentic_rubrics.datasets.swebench import read_records
+from agentic_rubrics.rubric.postimage import PostimageResult, analyze_patch
 
 ERROR_LIKE = ("syntax_error", "undefined_name", "redefinition")
 

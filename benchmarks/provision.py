@@ -29,8 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.repos import RepoCache
-from agentic_rubrics.repos_store import remove_tree
+from agentic_rubrics.datasets.repos import RepoCache
+from agentic_rubrics.datasets.repos_store import remove_tree
 
 HERE = Path(__file__).resolve().parent
 REPOS = ("sympy/sympy", "astropy/astropy", "sphinx-doc/sphinx")

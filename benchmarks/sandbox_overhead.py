@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.bundled import EXAMPLES_DIR
+from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
 from agentic_rubrics.sandbox.local import LocalCopySandbox
 

@@ -33,10 +33,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.datasets.repos import RepoCache
 from agentic_rubrics.explore import tools
 from agentic_rubrics.explore.codeindex import CodeIndex
 from agentic_rubrics.prompts import load_prompt
-from agentic_rubrics.repos import RepoCache
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
 from agentic_rubrics.sandbox.local import LocalCopySandbox
 

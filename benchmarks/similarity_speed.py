@@ -4,7 +4,7 @@
 
 For every instance of the Lite and Verified development files (full-run candidates, at least two, as
 ``swebench_rerank.py`` reads them), each candidate's self-consistency is computed twice in this process:
-by :func:`agentic_rubrics.rerank.self_consistency_ranking` (rapidfuzz's normalized Indel similarity,
+by :func:`agentic_rubrics.rank.rerank.self_consistency_ranking` (rapidfuzz's normalized Indel similarity,
 2 LCS / total, once per distinct patch, the first 10,000 changed lines), and by the earlier definition,
 reproduced here (``difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()`` for every pair of
 candidates). Reported: CPU seconds of each, how many candidates' values differ and by how much at most,
@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.rerank import changed_lines, line_agreement, self_consistency_ranking
-from agentic_rubrics.swebench import PoolOptions, load_candidates_file
+from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file
+from agentic_rubrics.rank.rerank import changed_lines, line_agreement, self_consistency_ranking
 
 FILES = {"lite": "lite_candidates.jsonl.gz", "verified": "verified_candidates.jsonl.gz"}
 

@@ -9,7 +9,7 @@ two candidates, no deduplication, no cap per source. Methods (keys of results.js
 - ``random``: a uniform pick (Best@K = Random@K).
 - ``self_consistency``: mean similarity of a candidate's changed lines to each other candidate's,
   ``2 LCS(A, B) / (|A| + |B|)`` over the first 10,000 changed lines of each (rapidfuzz's normalized Indel
-  similarity; ``agentic_rubrics.rerank.line_similarity``). Earlier figures used difflib's ratio.
+  similarity; ``agentic_rubrics.rank.rerank.line_similarity``). Earlier figures used difflib's ratio.
 - ``static_rubric``: the rule-based rubric's S: the issue-only static rubric (no repository).
 - with ``--repo-url TEMPLATE`` (e.g. ``file:///tmp/mirrors/{owner}__{name}.git``): each instance's
   repository is fetched at its base commit into the cache (``--repo-cache``), the static rubric is written
@@ -44,15 +44,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics import metrics
-from agentic_rubrics.checks import check_verdicts
-from agentic_rubrics.config import load_config
 from agentic_rubrics.data import RunFolder
-from agentic_rubrics.pipeline import run
-from agentic_rubrics.report import TaskResult, load_results
-from agentic_rubrics.rerank import OFFLINE_FEATURES, offline_feature_rows, offline_ranking
-from agentic_rubrics.scoring import DecisionPolicy, score_candidate
-from agentic_rubrics.swebench import PoolOptions, load_candidates_file, read_records, write_tasks
+from agentic_rubrics.datasets.swebench import (
+    PoolOptions,
+    load_candidates_file,
+    read_records,
+    write_tasks,
+)
+from agentic_rubrics.pipeline.config import load_config
+from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.rank import metrics
+from agentic_rubrics.rank.rerank import OFFLINE_FEATURES, offline_feature_rows, offline_ranking
+from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
+from agentic_rubrics.report.build import TaskResult, load_results
+from agentic_rubrics.rubric.checks import check_verdicts
 
 GROUPS = {
     "rubric S": ("s", "s_rel_max"),

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from agentic_rubrics.explore.agent import AgentExplorer, ExplorationFailed
-from agentic_rubrics.llm import LLM, LLMConfig
+from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.sandbox.local import LocalCopySandbox
 from agentic_rubrics.testing import scripted_calls
 from agentic_rubrics.types import Task

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.bundled import EXAMPLES_DIR, load_example
+from agentic_rubrics.datasets.bundled import EXAMPLES_DIR, load_example
 from agentic_rubrics.explore.agent import AgentExplorer, ExplorationFailed
-from agentic_rubrics.llm import LLM, LLMConfig, import_litellm
+from agentic_rubrics.llm.door import LLM, LLMConfig, import_litellm
 from agentic_rubrics.sandbox.local import LocalCopySandbox
 from agentic_rubrics.testing import (
     AnthropicServer,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentic_rubrics.explore import tools
 from agentic_rubrics.explore.agent import AgentExplorer
-from agentic_rubrics.llm import LLM, LLMConfig
+from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.prompts import load_prompt
 from agentic_rubrics.sandbox.local import LocalCopySandbox
 from agentic_rubrics.testing import scripted_calls

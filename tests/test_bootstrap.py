@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 
 import pytest
 
-from agentic_rubrics import metrics
-from agentic_rubrics.bootstrap import Intervals, auc_interval, mean_interval, resample_counts
+from agentic_rubrics.rank import metrics
+from agentic_rubrics.rank.bootstrap import Intervals, auc_interval, mean_interval, resample_counts
 
 T = TypeVar("T")
 

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.checks import check_verdicts, run_check
-from agentic_rubrics.checks_repo import RepoAnalyses, decide
 from agentic_rubrics.exceptions import RubricError
-from agentic_rubrics.judge import ChecksJudge
-from agentic_rubrics.judging import judge_task
-from agentic_rubrics.postimage import analyze_patch
-from agentic_rubrics.rubric import json_schema, parse_rubric
-from agentic_rubrics.scoring import score_candidate
+from agentic_rubrics.judge.judges import ChecksJudge
+from agentic_rubrics.pipeline.judging import judge_task
+from agentic_rubrics.rank.scoring import score_candidate
+from agentic_rubrics.rubric.checks import check_verdicts, run_check
+from agentic_rubrics.rubric.checks_repo import RepoAnalyses, decide
+from agentic_rubrics.rubric.file import json_schema, parse_rubric
+from agentic_rubrics.rubric.postimage import analyze_patch
 from agentic_rubrics.types import Candidate, Check, Task, Verdict
 
 from .conftest import git

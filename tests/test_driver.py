@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentic_rubrics.data import RunFolder
-from agentic_rubrics.driver import Job, drive
+from agentic_rubrics.pipeline.driver import Job, drive
 from agentic_rubrics.records import RubricRecord, TaskRecord, run_folder_schema
 from agentic_rubrics.types import SCHEMA, Candidate, Task
 
@@ -130,7 +130,7 @@ def test_the_run_folder_schema_is_printable_and_versioned() -> None:
 def test_the_schema_command_prints_the_run_folders_task_record() -> None:
     from typer.testing import CliRunner
 
-    from agentic_rubrics.cli import app
+    from agentic_rubrics.cli.app import app
 
     result = CliRunner().invoke(app, ["schema", "--run-folder"])
     assert result.exit_code == 0, result.output

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.bundled import (
+from agentic_rubrics.datasets.bundled import (
     EXAMPLES_DIR,
     LABEL_MANIFEST,
     example_folders,
@@ -23,8 +23,8 @@ from agentic_rubrics.bundled import (
     load_examples,
     tree_hash,
 )
-from agentic_rubrics.checks import CHECKS
 from agentic_rubrics.explore.static import StaticExplorer
+from agentic_rubrics.rubric.checks import CHECKS
 from agentic_rubrics.sandbox import LocalCopySandbox
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,7 +185,7 @@ def _paths_and_symbols(check: dict[str, object]) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("example", load_examples(), ids=lambda ex: ex.task.instance_id)
 def test_static_explorer_writes_only_what_exists(example: object) -> None:
-    from agentic_rubrics.bundled import ExampleTask
+    from agentic_rubrics.datasets.bundled import ExampleTask
 
     assert isinstance(example, ExampleTask)
 

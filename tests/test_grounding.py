@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentic_rubrics.grounding import (
+from agentic_rubrics.rubric.grounding import (
     grounding_markdown,
     grounding_record,
     grounding_report,

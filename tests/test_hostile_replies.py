@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.judge import JudgeConfig, LLMJudge
-from agentic_rubrics.llm import LLM, LLMConfig, import_litellm
-from agentic_rubrics.rerank import PatchClassifier, yes_probability
+from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
+from agentic_rubrics.llm.door import LLM, LLMConfig, import_litellm
+from agentic_rubrics.rank.rerank import PatchClassifier, yes_probability
 from agentic_rubrics.testing import LoopbackServer, Reply, requested_ids
 from agentic_rubrics.types import Completion
 
@@ -174,7 +174,7 @@ def test_any_retry_after_is_read_defensively_and_capped(value: str) -> None:
 
 
 def test_retry_after_parsing() -> None:
-    from agentic_rubrics.llm_errors import parse_retry_after
+    from agentic_rubrics.llm.errors import parse_retry_after
 
     assert parse_retry_after("60") == 60.0 and parse_retry_after("60s") == 60.0
     assert parse_retry_after("1.5") == 1.5 and parse_retry_after("250", unit=0.001) == 0.25

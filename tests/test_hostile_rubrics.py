@@ -19,16 +19,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from agentic_rubrics.checks import check_problems, check_verdicts, imported_modules
-from agentic_rubrics.cli import app
+from agentic_rubrics.cli.app import app
 from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.explore import common
 from agentic_rubrics.explore.agent import ExplorationFailed, IssueOnlyExplorer
-from agentic_rubrics.llm import LLM, LLMConfig
-from agentic_rubrics.pipeline import RunConfig, run
-from agentic_rubrics.rerank import yes_probability
-from agentic_rubrics.rubric import lint, load_rubric, parse_rubric, rubric_to_yaml
+from agentic_rubrics.llm.door import LLM, LLMConfig
+from agentic_rubrics.pipeline.runner import RunConfig, run
+from agentic_rubrics.rank.rerank import yes_probability
+from agentic_rubrics.rubric.checks import check_problems, check_verdicts, imported_modules
+from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, rubric_to_yaml
 from agentic_rubrics.testing import Reply, register_script, scripted_calls
 from agentic_rubrics.types import Check, Completion
 
@@ -73,7 +73,7 @@ LINES = st.lists(PIECES, max_size=14).map("".join)
 @settings(max_examples=400, deadline=None)
 @given(LINES)
 def test_shipped_patterns_keep_their_meaning(line: str) -> None:
-    from agentic_rubrics.check_regex import any_line_matches
+    from agentic_rubrics.rubric.check_regex import any_line_matches
 
     for name, old in OLD.items():
         new = getattr(common, name)
@@ -98,7 +98,7 @@ def test_shipped_checks_decide_adversarial_lines() -> None:
     """Lines built to make the old patterns backtrack (cubic: 21 s of CPU for 40,000 spaces)."""
     got = guarded("""
         import json
-        from agentic_rubrics.checks import check_verdicts
+        from agentic_rubrics.rubric.checks import check_verdicts
         from agentic_rubrics.explore.common import common_items
         from agentic_rubrics.types import Rubric
         integrity, runtime = common_items(["pkg"], tests_in_issue=False)
@@ -122,7 +122,7 @@ def test_shipped_checks_decide_adversarial_lines() -> None:
 
 
 def test_a_regex_that_backtracks_forever_is_check_error_timeout() -> None:
-    from agentic_rubrics.check_regex import regex_time_limit
+    from agentic_rubrics.rubric.check_regex import regex_time_limit
 
     r = rubric(
         runtime=[
@@ -307,7 +307,7 @@ def test_the_agent_submitting_a_bomb_gets_the_error_and_goes_on() -> None:
 
 
 def test_a_rubric_file_over_the_size_cap_is_refused_before_it_is_read(tmp_path: Path) -> None:
-    from agentic_rubrics.rubric_yaml import MAX_RUBRIC_BYTES
+    from agentic_rubrics.rubric.safe_yaml import MAX_RUBRIC_BYTES
 
     text = rubric_to_yaml(rubric(runtime=[item("RT1")]))
     path = tmp_path / "rubrics.yaml"
@@ -346,7 +346,7 @@ def test_validating_grows_linearly_with_the_number_of_items() -> None:
     took 97 s). Linear work gives a ratio near 10, quadratic near 100; 30 leaves room for noise."""
     ratio = guarded("""
         import json, time
-        from agentic_rubrics.rubric import parse_rubric
+        from agentic_rubrics.rubric.file import parse_rubric
         def text(n):
             rows = "".join(
                 f"    - id: X{i}\\n      description: Modifies part {i} in src/m{i}.py, unlike X{i + 1}\\n"

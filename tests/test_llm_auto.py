@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.llm import LLM, LLMConfig
-from agentic_rubrics.llm_pool import (
+from agentic_rubrics.llm.door import LLM, LLMConfig
+from agentic_rubrics.llm.pool import (
     AUTO_MIN_CALLS,
     AutoPool,
     planned_processes,
@@ -57,8 +57,8 @@ class InProcessPool:
         return self.started
 
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
-        from agentic_rubrics.llm import import_litellm
-        from agentic_rubrics.llm_reply import to_completion
+        from agentic_rubrics.llm.door import import_litellm
+        from agentic_rubrics.llm.reply import to_completion
 
         self.calls += 1
         litellm = import_litellm()

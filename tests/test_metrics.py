@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from agentic_rubrics.metrics import (
+from agentic_rubrics.rank.metrics import (
     best_at_k,
     best_at_ks,
     bootstrap_ci,

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agentic_rubrics.cli import app
-from agentic_rubrics.config import load_config
+from agentic_rubrics.cli.app import app
 from agentic_rubrics.exceptions import ModelError
-from agentic_rubrics.llm_errors import EARLY_STOP_AFTER
-from agentic_rubrics.pipeline import run
+from agentic_rubrics.llm.errors import EARLY_STOP_AFTER
+from agentic_rubrics.pipeline.config import load_config
+from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.testing import LoopbackServer, Reply, requested_ids
 
 from .test_llm_pipeline import by_candidate, cfg, make_inputs

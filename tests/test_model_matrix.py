@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.judge import JudgeConfig, LLMJudge
-from agentic_rubrics.llm import LLM, LLMConfig
-from agentic_rubrics.llm_reply import strip_reasoning
-from agentic_rubrics.rerank import PatchClassifier
+from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
+from agentic_rubrics.llm.door import LLM, LLMConfig
+from agentic_rubrics.llm.reply import strip_reasoning
+from agentic_rubrics.rank.rerank import PatchClassifier
 from agentic_rubrics.testing import (
     AnthropicServer,
     LoopbackServer,
@@ -154,7 +154,7 @@ def test_anthropic_server_refuses_what_the_api_refuses(
     params: dict[str, Any], refusal: str
 ) -> None:
     """The fake's verdicts are worth something only if it refuses like the real API (litellm direct)."""
-    from agentic_rubrics.llm import import_litellm
+    from agentic_rubrics.llm.door import import_litellm
 
     litellm = import_litellm()
     request = {

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.checks import run_check
-from agentic_rubrics.config import load_config
 from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.explore.issue_static import build_issue_rubric
-from agentic_rubrics.pipeline import run
-from agentic_rubrics.rerank import OFFLINE_FEATURES, offline_ranking, patch_features
+from agentic_rubrics.pipeline.config import load_config
+from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.rank.rerank import OFFLINE_FEATURES, offline_ranking, patch_features
+from agentic_rubrics.rubric.checks import run_check
 from agentic_rubrics.types import Candidate, Check, Task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,7 +202,7 @@ def make_pool_file(
 
 
 def test_scores_do_not_depend_on_evaluation_fields_or_sources(tmp_path: Path) -> None:
-    from agentic_rubrics.swebench import load_candidates_file, write_tasks
+    from agentic_rubrics.datasets.swebench import load_candidates_file, write_tasks
 
     full = write_tasks(load_candidates_file(make_pool_file(tmp_path)), tmp_path / "full.jsonl")
     rows = [r for _, r in read_jsonl(full)]
@@ -285,11 +285,11 @@ def test_offline_beats_self_consistency_on_real_lite_candidates(tmp_path: Path) 
 _HASHSEED_SCRIPT = r"""
 import json, sys
 from pathlib import Path
-from agentic_rubrics.bundled import write_tasks_jsonl
-from agentic_rubrics.config import load_config
+from agentic_rubrics.datasets.bundled import write_tasks_jsonl
+from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.explore.issue_static import build_issue_rubric
-from agentic_rubrics.pipeline import run
-from agentic_rubrics.rubric import rubric_to_yaml
+from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.rubric.file import rubric_to_yaml
 from agentic_rubrics.types import Task
 
 out = Path(sys.argv[1])
@@ -354,9 +354,9 @@ def test_an_explored_rubric_is_parsed_once_and_judged_as_written(tmp_path: Path)
     """The rubric a task judges with is the one parsed from the text written for it, parsed once."""
     import asyncio
 
-    from agentic_rubrics.context import RunContext
-    from agentic_rubrics.rubric import parse_rubric
-    from agentic_rubrics.stages import obtain_rubric
+    from agentic_rubrics.pipeline.context import RunContext
+    from agentic_rubrics.pipeline.stages import obtain_rubric
+    from agentic_rubrics.rubric.file import parse_rubric
 
     task = Task(
         instance_id="textkit-1",

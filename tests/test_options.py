@@ -12,10 +12,10 @@ import pytest
 import typer.main
 from pydantic import BaseModel
 
-from agentic_rubrics.cli import app
-from agentic_rubrics.cli_options import RunOptions, option_settings
-from agentic_rubrics.config import RunConfig, config_differences, load_config
+from agentic_rubrics.cli.app import app
+from agentic_rubrics.cli.options import RunOptions, option_settings
 from agentic_rubrics.effects import effect_of, kind_at, leaf_paths, results_part
+from agentic_rubrics.pipeline.config import RunConfig, config_differences, load_config
 
 # one value per option that sets something, unlike its default
 SAMPLES: dict[str, Any] = {

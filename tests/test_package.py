@@ -27,7 +27,7 @@ def _heavy_after(body: str) -> list[str]:
 def test_import_and_help_load_no_heavy_module() -> None:
     assert _heavy_after("import agentic_rubrics") == []
     help_body = (
-        "from agentic_rubrics.cli import app\n"
+        "from agentic_rubrics.cli.app import app\n"
         "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
     )
     assert _heavy_after(help_body) == []

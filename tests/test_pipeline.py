@@ -18,12 +18,12 @@ import yaml
 from sklearn.metrics import average_precision_score, roc_auc_score
 from typer.testing import CliRunner
 
-from agentic_rubrics.bundled import load_examples, write_tasks_jsonl
-from agentic_rubrics.cli import app
+from agentic_rubrics.cli.app import app
 from agentic_rubrics.data import read_jsonl
+from agentic_rubrics.datasets.bundled import load_examples, write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
-from agentic_rubrics.pipeline import RunConfig, run
-from agentic_rubrics.rerank import OFFLINE_BIAS, OFFLINE_WEIGHTS
+from agentic_rubrics.pipeline.runner import RunConfig, run
+from agentic_rubrics.rank.rerank import OFFLINE_BIAS, OFFLINE_WEIGHTS
 
 FAST = RunConfig(bootstrap_resamples=50, plots=False)  # plots: test_reporting.py
 # the tests that read the module's demo run share one pytest-xdist worker, so it is made once
@@ -260,7 +260,7 @@ def test_a_report_rerun_reads_its_intervals_back(demo_run: Path, tmp_path: Path)
     import shutil
 
     from agentic_rubrics.data import RunFolder
-    from agentic_rubrics.report import INTERVALS_FILE, build_report_and_results
+    from agentic_rubrics.report.build import INTERVALS_FILE, build_report_and_results
 
     folder = tmp_path / "copy"
     shutil.copytree(demo_run, folder)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.postimage import PostimageConfig, PostimageResult, analyze_patch
+from agentic_rubrics.rubric.postimage import PostimageConfig, PostimageResult, analyze_patch
 
 from .conftest import git
 

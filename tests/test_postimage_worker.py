@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.checks_repo import RepoAnalyses, decide
-from agentic_rubrics.judge import ChecksJudge
-from agentic_rubrics.judging import judge_task
-from agentic_rubrics.postimage import analyze_patch, worker
+from agentic_rubrics.judge.judges import ChecksJudge
+from agentic_rubrics.pipeline.judging import judge_task
 from agentic_rubrics.retry import transient_verdict
-from agentic_rubrics.rubric import parse_rubric
+from agentic_rubrics.rubric.checks_repo import RepoAnalyses, decide
+from agentic_rubrics.rubric.file import parse_rubric
+from agentic_rubrics.rubric.postimage import analyze_patch, worker
 from agentic_rubrics.types import Candidate, Check, Task
 
 from .conftest import git

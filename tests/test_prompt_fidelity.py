@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentic_rubrics.config import load_config
 from agentic_rubrics.explore.agent import check_vocabulary
-from agentic_rubrics.judge import JudgeConfig, LLMJudge
-from agentic_rubrics.llm import LLM, LLMConfig
+from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
+from agentic_rubrics.llm.door import LLM, LLMConfig
+from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.prompts import load_prompt
 
 AGENT = load_prompt("rubric_agent")

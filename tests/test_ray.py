@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.bundled import write_tasks_jsonl
-from agentic_rubrics.config import load_config
 from agentic_rubrics.data import RunFolder, read_jsonl
-from agentic_rubrics.pipeline import run
+from agentic_rubrics.datasets.bundled import write_tasks_jsonl
+from agentic_rubrics.pipeline.config import load_config
+from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.testing import LoopbackServer, judge_answer
 
 from .test_llm_pipeline import make_inputs
@@ -103,7 +103,7 @@ def test_ray_resumes_a_folder_without_redoing_finished_tasks(tmp_path: Path) -> 
 
 @uses_cluster
 def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
-    from agentic_rubrics.driver import run_tasks
+    from agentic_rubrics.pipeline.driver import run_tasks
 
     tasks_file, rubrics = make_inputs(tmp_path, n_tasks=6)
     with LoopbackServer(judge_answer(1), latency=0.05) as server:
@@ -143,7 +143,7 @@ def test_without_ray_the_flag_fails_clearly(tmp_path: Path) -> None:
     tasks = write_tasks_jsonl(tmp_path / "tasks.jsonl")
     code = (
         "import sys; sys.modules['ray'] = None\n"
-        "from agentic_rubrics.cli import main\n"
+        "from agentic_rubrics.cli.app import main\n"
         f"sys.argv = ['agentic-rubrics', 'run', '--tasks', {str(tasks)!r}, '--out', {str(tmp_path / 'o')!r}, '--executor', 'ray', '-q']\n"
         "main()\n"
     )

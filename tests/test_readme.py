@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from agentic_rubrics.cli import app
+from agentic_rubrics.cli.app import app
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -57,8 +57,8 @@ def test_every_option_in_the_readme_exists() -> None:
 
 def test_the_readme_model_settings_are_valid_and_do_what_they_say(tmp_path: Path) -> None:
     """The "With a model" settings load, and shape their calls as the text around them says."""
-    from agentic_rubrics.config import load_config
-    from agentic_rubrics.llm import LLM
+    from agentic_rubrics.llm.door import LLM
+    from agentic_rubrics.pipeline.config import load_config
 
     blocks = re.findall(r"```yaml\n(# --config (\w+)\.yaml.*?)```", README.read_text(), re.S)
     assert [name for _, name in blocks] == ["o3", "claude", "local"]

@@ -22,8 +22,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from agentic_rubrics.cli import app
-from agentic_rubrics.repos_store import remove_tree
+from agentic_rubrics.cli.app import app
+from agentic_rubrics.datasets.repos_store import remove_tree
 from agentic_rubrics.testing import Reply, register_script, scripted_calls
 
 ROOT = Path(__file__).resolve().parents[1]

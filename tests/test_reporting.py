@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from agentic_rubrics import audit
-from agentic_rubrics.bundled import write_tasks_jsonl
-from agentic_rubrics.calibration import brier, calibrate, ece, load_calibration, reliability
-from agentic_rubrics.cli import app
+from agentic_rubrics.cli.app import app
+from agentic_rubrics.cli.progress import RunProgress
+from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.exceptions import DataError
-from agentic_rubrics.metrics import roc_curve as roc_points
-from agentic_rubrics.pipeline import RunConfig, run
-from agentic_rubrics.progress import RunProgress
+from agentic_rubrics.pipeline.runner import RunConfig, run
+from agentic_rubrics.rank.metrics import roc_curve as roc_points
+from agentic_rubrics.report import audit
+from agentic_rubrics.report.calibration import brier, calibrate, ece, load_calibration, reliability
 
 ROOT = Path(__file__).resolve().parents[1]
 # the tests that read the module's two runs share one pytest-xdist worker, so they are made once

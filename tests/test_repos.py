@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.exceptions import AgenticRubricsError, ConfigError, DataError, RepoError
-from agentic_rubrics.repos import (
+from agentic_rubrics.datasets.repos import (
     RepoCache,
     RepoConfig,
     RepoTree,
@@ -29,8 +28,9 @@ from agentic_rubrics.repos import (
     default_cache_dir,
     resolve_repo_path,
 )
-from agentic_rubrics.repos_git import FileLock, redact_url
-from agentic_rubrics.repos_store import remove_tree
+from agentic_rubrics.datasets.repos_git import FileLock, redact_url
+from agentic_rubrics.datasets.repos_store import remove_tree
+from agentic_rubrics.exceptions import AgenticRubricsError, ConfigError, DataError, RepoError
 from agentic_rubrics.types import Task
 from tests.conftest import git
 from tests.git_http import GitHttpServer
@@ -394,7 +394,7 @@ def test_a_server_refusing_commits_by_hash_gets_a_full_fetch(
 _CHILD = """
 import json, sys
 from pathlib import Path
-from agentic_rubrics.repos import RepoCache
+from agentic_rubrics.datasets.repos import RepoCache
 cache = RepoCache(Path(sys.argv[1]), sys.argv[2])
 print("ready", flush=True)
 sys.stdin.readline()

@@ -18,11 +18,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from agentic_rubrics.cli import app
-from agentic_rubrics.config import load_config
+from agentic_rubrics.cli.app import app
 from agentic_rubrics.data import read_jsonl
-from agentic_rubrics.pipeline import run
-from agentic_rubrics.repos_store import remove_tree
+from agentic_rubrics.datasets.repos_store import remove_tree
+from agentic_rubrics.pipeline.config import load_config
+from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
 from tests.test_repos import make_upstream
 
@@ -204,7 +204,7 @@ def test_credentials_in_the_url_template_are_never_written(tmp_path: Path) -> No
 def test_the_sandbox_lays_its_writable_layer_over_the_cached_tree(
     tmp_path: Path, open_dir: Path
 ) -> None:
-    from agentic_rubrics.repos import RepoCache
+    from agentic_rubrics.datasets.repos import RepoCache
 
     shas = upstream(tmp_path)
     tree = RepoCache(open_dir / "cache", f"file://{tmp_path}/srv/{{owner}}__{{name}}").checkout(
@@ -241,7 +241,7 @@ def test_the_sandbox_lays_its_writable_layer_over_the_cached_tree(
 def test_as_root_a_cache_below_a_private_folder_still_reaches_the_sandbox(
     tmp_path: Path, open_dir: Path
 ) -> None:
-    from agentic_rubrics.repos import RepoCache
+    from agentic_rubrics.datasets.repos import RepoCache
 
     shas = upstream(tmp_path)
     private = tmp_path / "private"

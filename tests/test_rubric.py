@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from agentic_rubrics.cli import app
+from agentic_rubrics.cli.app import app
 from agentic_rubrics.exceptions import RubricError
-from agentic_rubrics.rubric import json_schema, lint, load_rubric, parse_rubric, write_rubric
+from agentic_rubrics.rubric.file import json_schema, lint, load_rubric, parse_rubric, write_rubric
 
 VALID = """\
 metadata:
@@ -289,7 +289,7 @@ def test_rubrics_yaml_is_the_text_pyyaml_writes_whichever_emitter_runs(texts: li
     """libyaml's emitter is used only where it writes exactly what PyYAML's own writes."""
     import yaml
 
-    from agentic_rubrics.rubric import dump_rubric_document
+    from agentic_rubrics.rubric.file import dump_rubric_document
 
     doc = {
         "metadata": {"task_summary": texts[0], "underlying_bug": texts[1]},

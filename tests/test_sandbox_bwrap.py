@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentic_rubrics import Sandbox
-from agentic_rubrics.bundled import EXAMPLES_DIR
+from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox import AutoConfig, LocalCopyConfig, open_sandbox
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem

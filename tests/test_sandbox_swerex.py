@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.bundled import EXAMPLES_DIR
+from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox import open_sandbox
 from agentic_rubrics.sandbox.swerex import (

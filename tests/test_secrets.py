@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.bundled import EXAMPLES_DIR, load_example
-from agentic_rubrics.config import RunConfig, load_config
-from agentic_rubrics.llm import LLMConfig
-from agentic_rubrics.pipeline import run
+from agentic_rubrics.datasets.bundled import EXAMPLES_DIR, load_example
+from agentic_rubrics.llm.door import LLMConfig
+from agentic_rubrics.pipeline.config import RunConfig, load_config
+from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.redaction import Redactor, split_credentials
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer, requested_ids
 

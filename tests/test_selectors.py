@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.bundled import write_tasks_jsonl
-from agentic_rubrics.config import BASE_SELECTORS, RunConfig
 from agentic_rubrics.data import read_jsonl
+from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
-from agentic_rubrics.pipeline import report_folder, run
-from agentic_rubrics.selectors import BUILTIN, get_selector, selector_names
+from agentic_rubrics.pipeline.config import BASE_SELECTORS, RunConfig
+from agentic_rubrics.pipeline.runner import report_folder, run
+from agentic_rubrics.rank.selectors import BUILTIN, get_selector, selector_names
 
 TOY = '''
 """A toy selector: the shortest patch wins (its one file)."""
 
-from agentic_rubrics.selectors import BaseSelector, stored
+from agentic_rubrics.rank.selectors import BaseSelector, stored
 
 
 class ShortestPatch(BaseSelector):
@@ -103,7 +103,7 @@ def test_every_builtin_selector_names_itself_and_only_the_classifier_needs_a_mod
 
 
 BROKEN = """
-from agentic_rubrics.selectors import BaseSelector
+from agentic_rubrics.rank.selectors import BaseSelector
 
 
 class Toy(BaseSelector):

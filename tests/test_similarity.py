@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.config import load_config
 from agentic_rubrics.data import RunFolder, read_jsonl
-from agentic_rubrics.pipeline import run
-from agentic_rubrics.report import build_report_and_results
-from agentic_rubrics.report_md import render_markdown
-from agentic_rubrics.rerank import (
+from agentic_rubrics.pipeline.config import load_config
+from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.rank.rerank import (
     changed_lines,
     line_agreement,
     line_similarity,
@@ -22,6 +20,8 @@ from agentic_rubrics.rerank import (
     self_consistency_ranking,
     similarity_summary,
 )
+from agentic_rubrics.report.build import build_report_and_results
+from agentic_rubrics.report.markdown import render_markdown
 
 
 def lcs(a: Sequence[object], b: Sequence[object]) -> int:

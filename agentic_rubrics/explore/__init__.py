@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_rubrics import Sandbox
-from agentic_rubrics.llm import LLM, LLMConfig
+from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.sandbox import AutoConfig, SandboxConfig
 from agentic_rubrics.types import Rubric, Task
 

@@ -16,7 +16,6 @@ import re
 from typing import Any, Literal
 
 from agentic_rubrics import Sandbox
-from agentic_rubrics.checks import CHECKS
 from agentic_rubrics.exceptions import (
     BudgetExceeded,
     ExplorationFailed,
@@ -38,9 +37,10 @@ from agentic_rubrics.explore.agent_tools import (
     Tools,
     validate_text,
 )
-from agentic_rubrics.llm import LLM, CallFailed
-from agentic_rubrics.llm_params import context_budget
+from agentic_rubrics.llm.door import LLM, CallFailed
+from agentic_rubrics.llm.params import context_budget
 from agentic_rubrics.prompts import load_prompt
+from agentic_rubrics.rubric.checks import CHECKS
 from agentic_rubrics.types import Completion, Rubric, Task
 
 __all__ = ["RUBRIC_FILE", "TOOLS", "AgentExplorer", "ExplorationFailed", "IssueOnlyExplorer"]

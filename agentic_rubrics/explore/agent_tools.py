@@ -14,7 +14,7 @@ from agentic_rubrics import Sandbox
 from agentic_rubrics.exceptions import RubricError, SandboxError
 from agentic_rubrics.explore import tools
 from agentic_rubrics.prompts import Prompt
-from agentic_rubrics.rubric import parse_rubric
+from agentic_rubrics.rubric.file import parse_rubric
 from agentic_rubrics.types import Rubric, Task
 
 RUBRIC_FILE = "rubrics.yaml"

@@ -21,8 +21,8 @@ from agentic_rubrics.explore.codeindex import CodeIndex, Definition, is_low_prio
 from agentic_rubrics.explore.common import literal_fragment
 from agentic_rubrics.explore.filenames import file_name_matches
 from agentic_rubrics.explore.mentions import Mentions
-from agentic_rubrics.grounding import LEAD_KINDS
 from agentic_rubrics.patch import is_test_path
+from agentic_rubrics.rubric.grounding import LEAD_KINDS
 
 MAX_NAMES = 60
 MAX_PARSED_FILES = 12

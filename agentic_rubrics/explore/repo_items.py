@@ -1,6 +1,6 @@
 """The repository-aware items the static explorer adds when it has the task's repository.
 
-They are decided on the base tree at judge time (:mod:`agentic_rubrics.checks_repo`): the patch applies
+They are decided on the base tree at judge time (:mod:`agentic_rubrics.rubric.checks_repo`): the patch applies
 like the SWE-bench harness (a gate: a patch the harness cannot apply cannot be the fix), the changed
 Python files parse, the patch brings in no undefined name, and it removes no name the repository still
 uses. On SWE-bench development candidates, a patch that introduces a pyflakes message is rarely a fix

@@ -1,0 +1,367 @@
+"""The ``agentic-rubrics`` command. Each command builds its configuration and calls one library function.
+
+Heavy modules (litellm, swe-rex, matplotlib, scikit-learn) are imported inside the commands that
+need them, so ``agentic-rubrics --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from agentic_rubrics.cli.exit import failed as _failed
+from agentic_rubrics.cli.exit import finish as _finish
+from agentic_rubrics.cli.exit import finish_problems as _finish_problems
+from agentic_rubrics.cli.options import RunOptions, with_run_options
+
+app = typer.Typer(
+    name="agentic-rubrics",
+    help="Pick the right patch out of K candidates without running them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@app.command()
+def validate(
+    files: Annotated[list[Path], typer.Argument(help="rubrics.yaml files to check.")],
+    strict: Annotated[bool, typer.Option(help="Treat lint warnings as errors.")] = False,
+) -> None:
+    """Check rubrics.yaml files: YAML, schema, checks (errors) and lint (warnings). Exit 1 on errors."""
+    from agentic_rubrics.exceptions import RubricError
+    from agentic_rubrics.rubric.file import load_rubric
+
+    errors = warnings = 0
+    for path in files:
+        try:
+            rubric, lint_problems = load_rubric(path)
+        except RubricError as exc:
+            for p in exc.problems:
+                typer.echo(str(p))
+            errors += len(exc.problems)
+            continue
+        for p in lint_problems:
+            typer.echo(str(p))
+        warnings += len(lint_problems)
+        n = sum(1 for _ in rubric.items())
+        typer.echo(f"{path}: ok ({n} items, {len(lint_problems)} warnings)")
+    typer.echo(f"{len(files)} file(s): {errors} error(s), {warnings} warning(s)")
+    if errors or (strict and warnings):
+        raise typer.Exit(1)
+
+
+@app.command()
+def schema(
+    out: Annotated[Path | None, typer.Option(help="Write to this file instead of stdout.")] = None,
+    run_folder: Annotated[
+        bool,
+        typer.Option(
+            "--run-folder", help="The run folder's task record instead, with its schema version."
+        ),
+    ] = False,
+) -> None:
+    """Print the JSON Schema of rubrics.yaml (for editors' YAML language servers)."""
+    from agentic_rubrics.data import atomic_write_text
+    from agentic_rubrics.records import run_folder_schema
+    from agentic_rubrics.rubric.file import json_schema
+
+    text = json.dumps(run_folder_schema() if run_folder else json_schema(), indent=2) + "\n"
+    if out is None:
+        typer.echo(text, nl=False)
+    else:
+        atomic_write_text(out, text)
+
+
+# --------------------------------------------------------------------------- the main job
+
+
+def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOptions) -> None:
+    from agentic_rubrics.cli.progress import RunProgress
+    from agentic_rubrics.data import load_tasks
+    from agentic_rubrics.exceptions import AgenticRubricsError
+    from agentic_rubrics.pipeline.config import load_config
+    from agentic_rubrics.pipeline.runner import run
+
+    try:
+        cfg = load_config(opts.config, opts.overrides())
+        loaded = load_tasks(tasks)
+        with RunProgress(
+            len(loaded), title=" + ".join(s for s in stages if s != "report")
+        ) as progress:
+            report = run(
+                tasks,
+                out,
+                cfg,
+                restart=opts.restart,
+                stages=stages,
+                api_key=opts.api_key,
+                hook=progress,
+                redo_changed=opts.redo_changed,
+                retry_missing=opts.retry_missing,
+            )
+    except AgenticRubricsError as exc:
+        raise _failed(exc) from exc
+    if report is not None and not opts.quiet:
+        typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
+    typer.echo(f"run folder: {out}", err=True)
+    if report is not None:
+        _finish(report)
+    elif "explore" in stages:
+        from agentic_rubrics.data import RunFolder
+        from agentic_rubrics.report.problems import explore_problems
+
+        folder = RunFolder(out)
+        statuses = [folder.rubric_status(t.instance_id) for t in loaded]
+        _finish_problems(explore_problems([s for s in statuses if s is not None]).as_dict())
+
+
+TasksOpt = Annotated[Path, typer.Option("--tasks", help="Tasks JSONL file (one task per line).")]
+OutOpt = Annotated[Path, typer.Option("--out", help="Run folder (created, or resumed).")]
+
+
+def _command(stages: tuple[str, ...], doc: str) -> Any:
+    def command(tasks: TasksOpt, out: OutOpt, **kwargs: Any) -> None:
+        _run_stages(stages, tasks, out, RunOptions(**kwargs))
+
+    command.__doc__ = doc
+    return with_run_options(command, ["tasks", "out"])
+
+
+app.command("run")(
+    _command(
+        ("explore", "judge", "report"),
+        "All stages: explore (or reuse rubrics), judge every candidate, rerank, report.",
+    )
+)
+app.command("explore")(
+    _command(("explore",), "Only write the rubrics (rubrics/<instance_id>/rubrics.yaml).")
+)
+app.command("judge")(
+    _command(
+        ("judge",),
+        "Only judge every candidate against the rubrics already in the run folder (or --rubrics).",
+    )
+)
+
+
+@app.command("import-swebench")
+def import_swebench(
+    out: Annotated[Path, typer.Option("--out", help="The tasks JSONL file to write.")],
+    candidates: Annotated[
+        Path | None,
+        typer.Option(
+            "--candidates", help="Combined file: one record per instance with candidates."
+        ),
+    ] = None,
+    dataset: Annotated[
+        Path | None,
+        typer.Option("--dataset", help="SWE-bench rows (JSON, JSONL, or a datasets export)."),
+    ] = None,
+    predictions: Annotated[
+        list[Path] | None,
+        typer.Option("--predictions", help="A run's predictions; repeat for several runs."),
+    ] = None,
+    reports: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--report",
+            help="The harness output of the run at the same position (labels): a run report, an"
+            " older results.json, or a folder of per-instance logs.",
+        ),
+    ] = None,
+    sources: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="A name for the run at the same position (default: its model_name_or_path).",
+        ),
+    ] = None,
+    all_candidates: Annotated[
+        bool,
+        typer.Option("--all-candidates", help="Keep resolved-only sources too (biased pools)."),
+    ] = False,
+    min_candidates: Annotated[int, typer.Option("--min-candidates")] = 2,
+    dedup: Annotated[
+        bool, typer.Option("--dedup", help="One candidate per distinct patch.")
+    ] = False,
+    cap_per_source: Annotated[int | None, typer.Option("--cap-per-source")] = None,
+) -> None:
+    """Turn SWE-bench files into a tasks JSONL file for run/explore/judge."""
+    from agentic_rubrics.datasets.swebench import (
+        PoolOptions,
+        load_candidates_file,
+        pool_from_runs,
+        write_tasks,
+    )
+    from agentic_rubrics.exceptions import AgenticRubricsError
+
+    options = PoolOptions(
+        full_run_only=not all_candidates,
+        min_candidates=min_candidates,
+        dedup=dedup,
+        cap_per_source=cap_per_source,
+    )
+    try:
+        if candidates is not None:
+            pool = load_candidates_file(candidates, options)
+        elif dataset is not None and predictions:
+            paired = list(predictions)
+            labels = list(reports or [])
+            names = list(sources or [])
+            if labels and len(labels) != len(paired):
+                raise typer.BadParameter("give one --report per --predictions, in the same order")
+            if names and len(names) != len(paired):
+                raise typer.BadParameter("give one --source per --predictions, in the same order")
+            pool = pool_from_runs(
+                dataset,
+                [
+                    (p, labels[i] if labels else None, names[i] if names else None)
+                    for i, p in enumerate(paired)
+                ],
+                options,
+            )
+        else:
+            raise typer.BadParameter("give --candidates, or --dataset with --predictions")
+        write_tasks(pool, out)
+    except AgenticRubricsError as exc:
+        raise _failed(exc) from exc
+    n = sum(len(t.candidates) for t in pool.tasks)
+    labelled = sum(1 for t in pool.tasks for c in t.candidates if c.resolved is not None)
+    typer.echo(
+        f"{out}: {len(pool.tasks)} tasks, {n} candidates ({labelled} labelled); left out: {pool.dropped or 'none'}"
+    )
+    if pool.unresolved_reasons:
+        why = ", ".join(f"{k} {v}" for k, v in pool.unresolved_reasons.items())
+        typer.echo(f"unresolved candidates by reason: {why}")
+    if pool.unknown_instances:
+        shown = ", ".join(pool.unknown_instances[:20])
+        more = len(pool.unknown_instances) - 20
+        typer.echo(
+            f"left out {len(pool.unknown_instances)} instance id(s) that are not in the dataset: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+        )
+
+
+@app.command()
+def calibrate(
+    fit: Annotated[Path, typer.Option("--fit", help="Run folder to fit S -> P(resolved) on.")],
+    apply: Annotated[Path, typer.Option("--apply", help="Run folder to apply it to.")],
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Where calibration.json and reliability.png go.")
+    ] = None,
+    allow_overlap: Annotated[
+        bool,
+        typer.Option(
+            "--allow-overlap", help="Go on when the two runs share instances (flattering numbers)."
+        ),
+    ] = False,
+) -> None:
+    """Fit an isotonic calibration of S on one run and apply it to another (reliability diagram)."""
+    from agentic_rubrics.exceptions import AgenticRubricsError
+    from agentic_rubrics.report.calibration import calibrate as run_calibration
+
+    try:
+        result = run_calibration(fit, apply, out, allow_overlap=allow_overlap)
+    except AgenticRubricsError as exc:
+        raise _failed(exc) from exc
+    target = out or apply / "calibration"
+    b, e = result["brier"], result["ece"]
+    typer.echo(
+        f"{target}: {result['candidates']} candidates; Brier {b['s_as_probability']:.4f} -> "
+        f"{b['calibrated']:.4f}, ECE {e['s_as_probability']:.4f} -> {e['calibrated']:.4f}"
+    )
+    if result.get("shared_instances"):
+        typer.echo(
+            f"WARNING: fitted and applied on {result['shared_instances']} shared instance(s)"
+            " (--allow-overlap): these Brier and ECE figures are in-sample and flatter the calibration",
+            err=True,
+        )
+
+
+@app.command()
+def report(
+    out: OutOpt,
+    tasks: Annotated[
+        Path | None,
+        typer.Option(
+            "--tasks",
+            help="Read labels from this tasks file (default: the run's own, if still there);"
+            " refused if its patches or issues differ from what was scored.",
+        ),
+    ] = None,
+    labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--labels",
+            help="Read labels from this JSONL file ({instance_id, candidate_id, resolved} rows).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Tie-break and bootstrap seed (default: the run's)."),
+    ] = None,
+    selectors: Annotated[
+        str | None,
+        typer.Option(
+            "--selectors",
+            help="Comma-separated selectors; the first writes selections.jsonl (default: the run's).",
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False,
+) -> None:
+    """Recompute report.json, report.md, scores.jsonl and selections.jsonl from a run folder's files.
+
+    Selection is a report-time computation: labels, seed and selectors can change here, nothing is rerun.
+    """
+    from agentic_rubrics.exceptions import AgenticRubricsError
+    from agentic_rubrics.pipeline.runner import report_folder
+
+    names = [x.strip() for x in selectors.split(",") if x.strip()] if selectors else None
+    try:
+        made = report_folder(out, tasks_file=tasks, labels_file=labels, seed=seed, selectors=names)
+    except AgenticRubricsError as exc:
+        raise _failed(exc) from exc
+    if not quiet:
+        typer.echo((out / "report.md").read_text(encoding="utf-8"), nl=False)
+    _finish(made)
+
+
+def _demo(
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Run folder (default: a new one under ./runs).")
+    ] = None,
+    **kwargs: Any,
+) -> None:
+    """`run` on the bundled example tasks, into a fresh folder under the current directory."""
+    import time
+
+    from agentic_rubrics.datasets.bundled import write_tasks_jsonl
+    from agentic_rubrics.exceptions import AgenticRubricsError
+
+    if out is None:
+        out = Path("runs") / time.strftime("demo-%Y%m%d-%H%M%S")
+        n = 1
+        while out.exists():
+            out = Path("runs") / time.strftime(f"demo-%Y%m%d-%H%M%S-{n}")
+            n += 1
+    try:
+        tasks = write_tasks_jsonl(out / "demo_tasks.jsonl")
+    except AgenticRubricsError as exc:
+        raise _failed(exc) from exc
+    _run_stages(("explore", "judge", "report"), tasks, out, RunOptions(**kwargs))
+
+
+app.command("demo")(with_run_options(_demo, ["out"]))
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

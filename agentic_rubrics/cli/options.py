@@ -1,0 +1,311 @@
+"""The options shared by ``run``, ``explore``, ``judge`` and ``demo``, each declared once.
+
+Each option is one field of :class:`RunOptions`: its type, default and ``typer.Option`` (flag, help), and,
+for the options that set run settings, a :class:`Sets` naming the :class:`~agentic_rubrics.pipeline.config.RunConfig`
+settings it sets. The commands' signatures are made from these fields (:func:`with_run_options`), and the
+settings from their values (:meth:`RunOptions.overrides`); a test holds the ``Sets`` declarations to what
+``overrides`` really sets and to the fields RunConfig marks as set from the command line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+
+@dataclass(frozen=True)
+class Sets:
+    """The RunConfig settings an option sets (dotted paths; a section's path covers its fields)."""
+
+    paths: tuple[str, ...]
+    """``judge.repeats``, ``judge.model`` …: the value goes to the first (unless ``composed``); the
+    others change with it in :meth:`RunOptions.overrides` (``--explorer agent`` gives the explorer
+    ``--model``)."""
+    convert: Callable[[Any], Any] | None = None
+    """The option's value to the setting's (``None`` from it: leave the setting unset)."""
+    composed: bool = False
+    """Set together with other options in :meth:`RunOptions.overrides` (the model options)."""
+
+    def __init__(
+        self, *paths: str, convert: Callable[[Any], Any] | None = None, composed: bool = False
+    ) -> None:
+        object.__setattr__(self, "paths", paths)
+        object.__setattr__(self, "convert", convert)
+        object.__setattr__(self, "composed", composed)
+
+
+def _text(value: Any) -> str | None:
+    return str(value) if value else None
+
+
+def _names(value: str | None) -> list[str] | None:
+    return [x.strip() for x in value.split(",") if x.strip()] if value else None
+
+
+def _off_only(value: bool) -> bool | None:
+    return None if value else False
+
+
+def _on_only(value: bool) -> bool | None:
+    return True if value else None
+
+
+def _sandbox(value: str | None) -> dict[str, str] | None:
+    return {"type": value} if value else None
+
+
+def _both(name: str) -> tuple[str, str]:
+    return (f"judge.model.{name}", f"explorer.model.{name}")
+
+
+@dataclass
+class RunOptions:
+    """The options shared by run, explore, judge and demo (each one declared here only)."""
+
+    rubrics: Annotated[
+        Path | None,
+        typer.Option("--rubrics", help="Reuse DIR/<instance_id>/rubrics.yaml."),
+        Sets("rubrics_dir", convert=_text),
+    ] = None
+    config: Annotated[Path | None, typer.Option("--config", help="YAML file of run settings.")] = (
+        None
+    )
+    explorer: Annotated[
+        str | None,
+        typer.Option(
+            "--explorer",
+            help="static (rules, no model), agent (a model in a sandbox) or issue-only.",
+        ),
+        Sets("explorer.kind", "explorer.model"),
+    ] = None
+    selectors: Annotated[
+        str | None,
+        typer.Option(
+            "--selectors", help="Comma-separated selectors; the first writes selections.jsonl."
+        ),
+        Sets("selectors", convert=_names),
+    ] = None
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Tie-break, shuffle and bootstrap seed."),
+        Sets("seed"),
+    ] = None
+    restart: Annotated[
+        bool, typer.Option("--restart", help="Discard the folder's results instead of resuming.")
+    ] = False
+    redo_changed: Annotated[
+        bool,
+        typer.Option(
+            "--redo-changed",
+            help="Redo the tasks whose patches, candidates or issue text changed since they were"
+            " scored (only those).",
+        ),
+    ] = False
+    retry_missing: Annotated[
+        bool,
+        typer.Option(
+            "--retry-missing/--no-retry-missing",
+            help="On resume, retry the verdicts and rubrics that failed transiently (provider"
+            " errors, budget, sandbox, no repository), keeping every other result.",
+        ),
+    ] = True
+    trajectories: Annotated[
+        bool,
+        typer.Option("--trajectories/--no-trajectories", help="Write exploration trajectories."),
+        Sets("trajectories", convert=_off_only),
+    ] = True
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False
+    model: Annotated[
+        str | None,
+        typer.Option("--model", help="litellm model string for the judge and the explorer."),
+        Sets("judge.kind", "judge.model", "explorer.model", composed=True),
+    ] = None
+    judge_model: Annotated[
+        str | None,
+        typer.Option("--judge-model", help="Judge model (overrides --model)."),
+        Sets("judge.kind", "judge.model", composed=True),
+    ] = None
+    explorer_model: Annotated[
+        str | None,
+        typer.Option("--explorer-model", help="Explorer model (overrides --model)."),
+        Sets("explorer.model", composed=True),
+    ] = None
+    api_base: Annotated[
+        str | None,
+        typer.Option("--api-base", help="OpenAI-compatible server URL (vLLM, Ollama, a proxy)."),
+        Sets(*_both("api_base"), composed=True),
+    ] = None
+    api_key: Annotated[
+        str | None,
+        typer.Option(
+            "--api-key",
+            envvar="AGENTIC_RUBRICS_API_KEY",
+            help="API key (never written anywhere).",
+            show_default=False,
+        ),
+    ] = None
+    repeats: Annotated[
+        int | None,
+        typer.Option("--repeats", help="Judge each candidate R times; majority verdict."),
+        Sets("judge.repeats"),
+    ] = None
+    items_per_call: Annotated[
+        int | None,
+        typer.Option("--items-per-call", help="Items per judge call (0: all, 1: one)."),
+        Sets("judge.items_per_call"),
+    ] = None
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", help="Stop starting model calls after this many dollars."),
+        Sets("max_cost_usd"),
+    ] = None
+    llm_concurrency: Annotated[
+        int | None,
+        typer.Option("--llm-concurrency", help="Model calls in flight at once."),
+        Sets(*_both("concurrency"), composed=True),
+    ] = None
+    llm_processes: Annotated[
+        str | None,
+        typer.Option(
+            "--llm-processes",
+            help="auto (default): worker processes for litellm only when the calls would saturate"
+            " a core; N: always N; 0: never.",
+        ),
+        Sets(*_both("processes"), composed=True),
+    ] = None
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", help="Seconds per model call."),
+        Sets(*_both("timeout"), composed=True),
+    ] = None
+    sandbox: Annotated[
+        str | None,
+        typer.Option(
+            "--sandbox",
+            help="auto, bubblewrap, local-copy, swerex-local, swerex-docker or swerex-modal"
+            " (swerex-remote: through --config).",
+        ),
+        Sets("explorer.sandbox", convert=_sandbox),
+    ] = None
+    unsafe_local_sandbox: Annotated[
+        bool,
+        typer.Option("--unsafe-local-sandbox", help="Let a model's commands run unisolated here."),
+        Sets("explorer.allow_unisolated", convert=_on_only),
+    ] = False
+    max_turns: Annotated[
+        int | None,
+        typer.Option("--max-turns", help="The agent explorer's turn budget."),
+        Sets("explorer.max_turns"),
+    ] = None
+    executor: Annotated[
+        str | None,
+        typer.Option("--executor", help="local (this process) or ray (needs [ray])."),
+        Sets("executor"),
+    ] = None
+    ray_address: Annotated[
+        str | None,
+        typer.Option("--ray-address", help="Ray cluster to join (default: a local one)."),
+        Sets("ray_address"),
+    ] = None
+    workers: Annotated[
+        int | None,
+        typer.Option("--workers", help="Ray tasks in flight at once."),
+        Sets("workers"),
+    ] = None
+    repo_url: Annotated[
+        str | None,
+        typer.Option(
+            "--repo-url",
+            help="Where a task's repository is fetched from: a URL with {repo}, {owner}, {name}"
+            " (default https://github.com/{repo}.git); none: fetch nothing.",
+        ),
+        Sets("repos.url_template"),
+    ] = None
+    repo_cache: Annotated[
+        Path | None,
+        typer.Option("--repo-cache", help="Folder of fetched repositories (default: user cache)."),
+        Sets("repos.cache_dir", convert=_text),
+    ] = None
+
+    def overrides(self) -> dict[str, Any]:
+        """Nested settings for :func:`agentic_rubrics.pipeline.config.load_config` (``None`` = unset)."""
+        out: dict[str, Any] = {}
+        for name, sets in option_settings().items():
+            value = getattr(self, name)
+            if sets.composed:
+                continue
+            value = sets.convert(value) if sets.convert else value
+            if value is not None:
+                _put(out, sets.paths[0], value)
+
+        def llm(model: str | None) -> dict[str, Any] | None:
+            if model is None:
+                return None
+            return {
+                "model": model,
+                "api_base": self.api_base,
+                "concurrency": self.llm_concurrency,
+                "processes": self.llm_processes,
+                "timeout": self.timeout,
+            }
+
+        judge_model = self.judge_model or self.model
+        if (self.explorer or "static") != "static" or self.explorer_model:
+            _put(out, "explorer.model", llm(self.explorer_model or self.model))
+        _put(out, "judge.kind", "llm" if judge_model else None)
+        _put(out, "judge.model", llm(judge_model))
+        return out
+
+
+def _put(out: dict[str, Any], path: str, value: Any) -> None:
+    if value is None:
+        return
+    *sections, last = path.split(".")
+    for section in sections:
+        out = out.setdefault(section, {})
+    out[last] = value
+
+
+@functools.cache
+def _hints() -> dict[str, Any]:
+    return typing.get_type_hints(RunOptions, include_extras=True)
+
+
+def option_settings() -> dict[str, Sets]:
+    """Each option that sets run settings, by field name, with what it sets."""
+    out: dict[str, Sets] = {}
+    for name, hint in _hints().items():
+        found = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Sets)]
+        if found:
+            out[name] = found[0]
+    return out
+
+
+def with_run_options(target: Any, leading: list[str]) -> Any:
+    """Give ``target`` its leading parameters, then one per option (typer reads the signature); it
+    takes the options as ``**kwargs`` for ``RunOptions(**kwargs)``."""
+    own_hints = typing.get_type_hints(target, include_extras=True)
+    own = inspect.signature(target).parameters
+    params = [own[name].replace(annotation=own_hints[name]) for name in leading]
+    for field in dataclasses.fields(RunOptions):
+        hint = _hints()[field.name]
+        option = next(m for m in hint.__metadata__ if isinstance(m, typer.models.ParameterInfo))
+        params.append(
+            inspect.Parameter(
+                field.name,
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                default=field.default,
+                annotation=Annotated[hint.__origin__, option],
+            )
+        )
+    target.__signature__ = inspect.Signature(params)
+    target.__annotations__ = {p.name: p.annotation for p in params}
+    return target

@@ -1,0 +1,222 @@
+"""The configuration of a run: every component's config in one object, hashed to guard resuming."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from agentic_rubrics.datasets.repos import RepoConfig
+from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
+from agentic_rubrics.exceptions import ConfigError
+from agentic_rubrics.explore import ExplorerConfig
+from agentic_rubrics.judge.judges import JudgeConfig
+from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
+from agentic_rubrics.rank.scoring import DecisionPolicy
+from agentic_rubrics.rank.selectors import check_names, get_selector
+
+_CLI_RESULTS = Effect("results", cli=True)
+_CLI_SPEED = Effect("speed", cli=True)
+_CLI_REPORT = Effect("report", cli=True)
+
+
+class RunConfig(BaseModel):
+    """The whole configuration of a run; its hash guards resuming.
+
+    Each field declares what it changes (:mod:`agentic_rubrics.effects`): ``results`` is hashed;
+    ``report`` settings are applied by ``report`` to the verdicts on disk without a rerun (except what
+    they change while judging: see :meth:`hashed`); ``speed`` settings never change a result."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    explorer: Annotated[ExplorerConfig, _CLI_RESULTS] = Field(default_factory=ExplorerConfig)
+    """How rubrics are written."""
+    judge: Annotated[JudgeConfig, _CLI_RESULTS] = Field(default_factory=JudgeConfig)
+    """How candidates are judged."""
+    policy: Annotated[DecisionPolicy, REPORT] = Field(default_factory=DecisionPolicy)
+    """Thresholds for decisions."""
+    selectors: Annotated[list[str], _CLI_REPORT] = Field(
+        default_factory=lambda: list(BASE_SELECTORS)
+    )
+    """Selectors compared in the report; the first one writes selections.jsonl. Without a model
+    ``offline`` leads; with a judge model, ``rubric`` leads and ``patch_classifier`` joins."""
+    rubrics_dir: Annotated[str | None, _CLI_RESULTS] = None
+    """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
+    repos: Annotated[RepoConfig, _CLI_SPEED] = Field(default_factory=RepoConfig)
+    """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
+    seed: Annotated[int, _CLI_REPORT] = 0
+    """Seed of the tie-break, of the item shuffles between repeats, and of the bootstrap."""
+    max_k: Annotated[int, REPORT] = Field(default=16, ge=1)
+    """Largest K reported for Best@K."""
+    bootstrap_resamples: Annotated[int, REPORT] = Field(default=1000, ge=0)
+    """Resamples of the 95% intervals (0 turns them off)."""
+    plots: Annotated[bool, SPEED] = True
+    """Draw the report's plots (PNG files in plots/, with matplotlib). ``false`` draws none and leaves
+    matplotlib unimported; every number of the report is the same (does not change results)."""
+    max_cost_usd: Annotated[float | None, _CLI_SPEED] = Field(default=None, ge=0)
+    """Stop starting model calls once this much is spent; what is left is ``missing: budget``."""
+    task_concurrency: Annotated[int, SPEED] = Field(default=4, ge=1)
+    """Tasks explored and judged at the same time (does not change results)."""
+    trajectories: Annotated[bool, _CLI_SPEED] = True
+    """Write exploration trajectories to trajectories/ (does not change results)."""
+    max_sandboxes: Annotated[int, SPEED] = Field(default=4, ge=1)
+    """Sandboxes open at the same time across the whole run (does not change results)."""
+    executor: Annotated[Literal["local", "ray"], _CLI_SPEED] = "local"
+    """``local``: tasks run in this process; ``ray``: each task is a Ray task (``agentic-rubrics[ray]``)."""
+    ray_address: Annotated[str | None, _CLI_SPEED] = None
+    """The Ray cluster to join (``None``: start a local one)."""
+    workers: Annotated[int | None, _CLI_SPEED] = Field(default=None, ge=1)
+    """Ray tasks in flight at once (``None``: the cluster's CPUs)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_selectors(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "selectors" not in data:
+            judge = data.get("judge") or {}
+            kind = judge.get("kind") if isinstance(judge, dict) else getattr(judge, "kind", None)
+            if kind == "llm":
+                return {**data, "selectors": list(MODEL_SELECTORS)}
+        return data
+
+    @model_validator(mode="after")
+    def _consistent(self) -> RunConfig:
+        check_names(self.selectors)
+        if self.judge.kind == "llm" and self.judge.model is None:
+            raise ValueError("judge.kind 'llm' needs judge.model (or --judge-model / --model)")
+        for name in self.model_selectors():
+            if self.judge.model is None:
+                raise ValueError(f"the {name} selector needs a judge model")
+        return self
+
+    def model_selectors(self) -> list[str]:
+        """The selectors named here whose features call the judge model."""
+        return [s for s in self.selectors if get_selector(s).needs_model]
+
+    def prompt_hashes(self) -> dict[str, str]:
+        """The hash of every prompt template this configuration sends to a model."""
+        from agentic_rubrics.prompts import load_prompt
+
+        names = []
+        if self.explorer.kind != "static":
+            names.append("rubric_agent")
+        if self.judge.kind == "llm":
+            names.append("judge")
+        names += [p for s in self.model_selectors() for p in get_selector(s).prompts]
+        return {name: load_prompt(name).hash for name in names}
+
+    def hashed(self) -> dict[str, Any]:
+        """The settings that can change a finished task's result (what :meth:`content_hash` hashes):
+        the model and how it is asked (prompts included), not how it is reached, nor what the report
+        computes from the verdicts."""
+        # the fields marked ``results`` (agentic_rubrics.effects), then what a speed or report
+        # setting changes while judging: where a repository comes from does not change a result (its
+        # commit is verified), whether repositories are fetched at all does; the selectors that call
+        # the model; the seed when it orders the items of repeated judgements
+        data = results_part(self, self.model_dump(mode="json"))
+        data["repos"] = {"fetch": self.repos.url_template is not None}
+        data["model_selectors"] = self.model_selectors()
+        if self.judge.kind == "llm" and self.judge.repeats > 1:
+            data["seed"] = self.seed  # it orders the items of repeated judgements
+        data["prompts"] = self.prompt_hashes()
+        return data
+
+    def content_hash(self) -> str:
+        """Hash of every setting that can change a finished task's result."""
+        blob = json.dumps(self.hashed(), sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, inner in value.items():
+            out.update(_flat(inner, f"{prefix}{key}."))
+        return out
+    return {prefix.rstrip("."): value}
+
+
+def config_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> dict[str, list[str]]:
+    """Settings that differ between two recorded configurations, as ``key: old -> new`` lines, grouped:
+    ``results`` (hashed: the folder cannot be resumed), ``report`` (report-time settings: ``report``
+    applies them without a rerun) and ``transport`` (speed, spending, how a model is reached)."""
+    old, new = _flat(recorded), _flat(wanted)
+    out: dict[str, list[str]] = {"results": [], "report": [], "transport": []}
+    for key in sorted(set(old) | set(new)):
+        if key == "tasks_file" or old.get(key) == new.get(key):
+            continue
+        parts = key.split(".")
+        judge = wanted.get("judge") or {}
+        if key == "seed" and judge.get("kind") == "llm" and (judge.get("repeats") or 1) > 1:
+            group = "results"  # it orders the items of repeated judgements
+        elif parts[0] == "repos":
+            fetch_changed = (old.get("repos.url_template") is None) != (
+                new.get("repos.url_template") is None
+            )
+            group = "results" if key == "repos.url_template" and fetch_changed else "transport"
+        else:
+            kind = kind_at(RunConfig, parts)
+            group = {"report": "report", "speed": "transport"}.get(kind or "results", "results")
+        out[group].append(f"{key}: {old.get(key, '(unset)')!r} -> {new.get(key, '(unset)')!r}")
+    return out
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in extra.items():
+        if value is None:
+            continue
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        elif isinstance(value, dict):
+            out[key] = _merge({}, value)
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+    """A RunConfig from a YAML file (optional) with overrides (nested dicts; ``None`` = unset) on top.
+
+    Raises:
+        ConfigError: the file is unreadable or a field is unknown or invalid (named with the file).
+    """
+    data: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{path}: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a mapping of settings")
+        data = loaded
+    data = _merge(data, overrides or {})
+    try:
+        return RunConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "configuration"
+        raise ConfigError(f"{path or 'configuration'}: {where}: {err['msg']}") from exc
+
+
+def resume_refusal(root: Path, recorded: dict[str, Any], wanted: dict[str, Any]) -> str:
+    """Why a run folder cannot be resumed with ``wanted``: the settings that differ, and which of them
+    the ``report`` command can take without a rerun."""
+    diff = config_differences(recorded, wanted)
+    lines = [f"{root}: this run folder was started with another configuration."]
+    if diff["results"]:
+        lines.append("Settings that change results differ:")
+        lines += [f"  {line}" for line in diff["results"]]
+    else:
+        lines.append("(Its configuration hash was made another way, e.g. by another version.)")
+    lines.append("Use another --out folder, or --restart to discard its results.")
+    if diff["report"]:
+        lines.append(
+            "Also different, and applied without a rerun by `agentic-rubrics report --out"
+            f" {root}` (--seed, --selectors; the others from the configuration):"
+        )
+        lines += [f"  {line}" for line in diff["report"]]
+    return "\n".join(lines)

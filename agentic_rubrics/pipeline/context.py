@@ -1,0 +1,121 @@
+"""What the tasks of a run share in one process: explorer, judge, models, limits, accounting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import SecretStr
+
+from agentic_rubrics import Judge, Model
+from agentic_rubrics.datasets.repos import RepoCache, RepoTree, resolve_repo_path
+from agentic_rubrics.explore import Explorer, make_explorer
+from agentic_rubrics.judge.judges import ChecksJudge, LLMJudge
+from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
+from agentic_rubrics.llm.door import LLM, LLMConfig, llm_slot_key
+from agentic_rubrics.llm.spend import SpendLog
+from agentic_rubrics.pipeline.config import RunConfig
+from agentic_rubrics.redaction import Redactor, url_secrets
+from agentic_rubrics.types import Task
+
+SANDBOX_SLOT = "sandbox"
+
+
+def limiter_capacities(config: RunConfig) -> dict[str, int]:
+    """The run's global limits by slot key."""
+    capacities = {SANDBOX_SLOT: config.max_sandboxes}
+    for llm_config in (config.explorer.model, config.judge.model):
+        if llm_config is not None:
+            capacities[llm_slot_key(llm_config)] = llm_config.concurrency
+    return capacities
+
+
+@dataclass
+class RunContext:
+    """What the tasks of a run share in one process: explorer, judge, models, limits, accounting."""
+
+    config: RunConfig
+    cache_dir: Path
+    explorer: Explorer
+    judge: Judge
+    ledger: Ledger
+    limiter: Limiter
+    selector_model: Model | None = None
+    """The judge model, for the selectors whose features call one (the patch classifier)."""
+    models: list[LLM] = field(default_factory=list)
+    redact: Callable[[Any], Any] = field(default_factory=Redactor)
+    """Applied to everything of a task that is written: rubrics, trajectories."""
+    spend_log: SpendLog | None = None
+    _repos: RepoCache | None = None
+
+    def repository(self, task: Task) -> RepoTree | None:
+        """The task's tree: its ``repo_path``, else fetched into the cache at ``base_commit``; None
+        when it has neither (or fetching is off). Blocks: call it in a worker thread.
+
+        Raises:
+            RepoError: the repository cannot be had at that commit (named with repo, commit, URL).
+        """
+        if task.repo_path or self.config.repos.url_template is None:
+            return resolve_repo_path(task, None)
+        if not task.repo or not task.base_commit:
+            return None
+        if self._repos is None:
+            self._repos = RepoCache.from_config(self.config.repos)
+        return resolve_repo_path(task, self._repos)
+
+    @classmethod
+    def build(
+        cls,
+        config: RunConfig,
+        root: Path,
+        api_key: str | None,
+        limiter: Limiter | None = None,
+        spent: float = 0.0,
+    ) -> RunContext:
+        """Everything a task needs; ``limiter`` defaults to this process's own limits, starting from
+        ``spent`` dollars (what the run spent before this process)."""
+        ledger = Ledger()
+        limiter = limiter or LocalLimiter(limiter_capacities(config), config.max_cost_usd, spent)
+        spend_log = SpendLog(root / "spend.jsonl")
+        models: dict[str, LLM] = {}
+        bases = [m.api_base for m in (config.explorer.model, config.judge.model) if m is not None]
+        redact = Redactor([api_key, *(secret for base in bases for secret in url_secrets(base))])
+
+        def llm_for(llm_config: LLMConfig) -> LLM:
+            key = llm_config.model_dump_json(context={"secrets": True})
+            if key not in models:
+                models[key] = LLM(
+                    llm_config,
+                    api_key=SecretStr(api_key) if api_key else None,
+                    cache_dir=root / "cache" / "llm",
+                    ledger=ledger,
+                    limiter=limiter,
+                    redactor=redact,
+                    spend_log=spend_log,
+                )
+            return models[key]
+
+        explorer_llm = llm_for(config.explorer.model) if config.explorer.model else None
+        explorer = make_explorer(config.explorer, explorer_llm)
+        ctx = cls(config, root / "cache", explorer, ChecksJudge(), ledger, limiter)
+        if config.judge.kind == "llm" and config.judge.model is not None:
+            llm = llm_for(config.judge.model)
+            ctx.judge = LLMJudge(llm, config.judge, seed=config.seed)
+            ctx.selector_model = llm
+        ctx.models = list(models.values())
+        ctx.redact = redact
+        ctx.spend_log = spend_log
+        return ctx
+
+    def spending(self) -> dict[str, Any]:
+        """Known dollars and model calls so far in this process."""
+        return {"usd": self.ledger.spent, "calls": self.ledger.calls}
+
+    async def aclose(self) -> None:
+        """Stop model worker processes and close caches."""
+        for llm in self.models:
+            await llm.aclose()
+        if self.spend_log is not None:
+            self.spend_log.close()

@@ -1,0 +1,257 @@
+"""The main job: explore → judge → rerank → report, into a resumable run folder.
+
+Each task is explored and judged as a unit; its verdict rows and then its progress row are appended
+when it finishes, so a killed run resumes where it stopped without redoing finished tasks. Explorers
+and judges get the task's public view only (no labels, no candidate sources, no evaluation fields).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, load_tasks
+from agentic_rubrics.datasets.inputs import changed_tasks, refuse_changed
+from agentic_rubrics.datasets.labels import (
+    Labels,
+    from_tasks,
+    load_labels,
+    recorded_labels,
+    recorded_tasks_file,
+)
+from agentic_rubrics.exceptions import ConfigError
+from agentic_rubrics.llm.spend import read_spending
+from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refusal
+from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
+from agentic_rubrics.pipeline.lock import folder_lock
+from agentic_rubrics.report.problems import diagnose
+from agentic_rubrics.retry import RetryPlan, plan_retries
+from agentic_rubrics.types import Task
+
+__all__ = ["RunConfig", "load_config", "report_folder", "run", "run_async", "write_report"]
+
+log = logging.getLogger(__name__)
+
+
+async def run_async(
+    tasks_file: Path,
+    out: Path,
+    config: RunConfig,
+    *,
+    restart: bool = False,
+    stages: tuple[str, ...] = ("explore", "judge", "report"),
+    hook: ProgressHook | None = None,
+    api_key: str | None = None,
+    redo_changed: bool = False,
+    retry_missing: bool = True,
+) -> dict[str, Any] | None:
+    """Run the stages over every task of ``tasks_file`` into ``out``; return the report if made.
+
+    ``api_key`` is used for model calls and never written anywhere. A task whose inputs differ from
+    what the folder scored is refused, unless ``redo_changed``: then that task alone is redone.
+    ``retry_missing``: resuming retries the items and rubrics that failed transiently
+    (:mod:`agentic_rubrics.retry`).
+    """
+    job = _Job(load_tasks(tasks_file), tasks_file, RunFolder(out), config, stages, hook, api_key)
+    with folder_lock(job.folder.root):
+        job.open(restart, redo_changed)
+        return await job.run(retry_missing)
+
+
+@dataclass
+class _Job:
+    tasks: list[Task]
+    tasks_file: Path
+    folder: RunFolder
+    config: RunConfig
+    stages: tuple[str, ...]
+    hook: ProgressHook | None
+    api_key: str | None
+
+    def open(self, restart: bool, redo_changed: bool) -> None:
+        """Create or resume the folder: the same configuration, and the same inputs, or refuse."""
+        config, folder = self.config, self.folder
+        wanted = {
+            **config.model_dump(mode="json"),
+            "prompts": config.prompt_hashes(),
+            "tasks_file": str(self.tasks_file.resolve()),
+        }
+        if folder.config_path.exists() and not restart:
+            recorded = folder.config()
+            if recorded.get("config_hash") != config.content_hash():
+                raise ConfigError(resume_refusal(folder.root, recorded.get("config", {}), wanted))
+        folder.open(wanted, config.content_hash(), restart=restart)
+        changed = changed_tasks(folder, self.tasks)
+        if not redo_changed:
+            refuse_changed(
+                changed,
+                remedy="Run again with --redo-changed to redo these tasks (and only these), or"
+                " give the tasks file this folder was made with, or use another --out folder.",
+            )
+        folder.forget(set(changed), rubrics=True)
+        if config.explorer.kind == "agent" and config.explorer.allow_unisolated:
+            log.warning(
+                "UNISOLATED sandboxes allowed: model-chosen commands may run on this machine"
+                " as this user (--unsafe-local-sandbox)"
+            )
+
+    async def run(self, retry_missing: bool) -> dict[str, Any] | None:
+        config, folder, tasks, stages = self.config, self.folder, self.tasks, self.stages
+        plans: dict[str, RetryPlan] = {}
+        if retry_missing and ("explore" in stages or "judge" in stages):
+            plans = plan_retries(
+                folder, tasks, rubrics="explore" in stages, verdicts="judge" in stages
+            )
+            for redo_rubric in (True, False):
+                folder.forget(
+                    {i for i, p in plans.items() if p.redo_rubric == redo_rubric},
+                    rubrics=redo_rubric,
+                )
+        explore_only = "judge" not in stages
+        if "judge" in stages:
+            done = folder.progress()
+            todo = [t for t in tasks if t.instance_id not in done]
+            if "explore" not in stages:
+                unexplored = [
+                    t.instance_id
+                    for t in todo
+                    if not folder.rubric_status_path(t.instance_id).exists()
+                    and config.rubrics_dir is None
+                ]
+                if unexplored:
+                    raise ConfigError(
+                        f"{len(unexplored)} task(s) have no rubric yet (e.g. {unexplored[0]});"
+                        " run 'explore' first or pass --rubrics DIR"
+                    )
+            for t in tasks:
+                if t.instance_id in done and self.hook:
+                    self.hook("skipped", t.instance_id, {"missing": 0})
+        elif "explore" in stages:
+            todo = [t for t in tasks if not folder.rubric_status_path(t.instance_id).exists()]
+        else:
+            todo = []
+        if todo:
+            # the budget covers the whole run: what earlier processes spent counts
+            spent = read_spending(folder.spend_path).budget_charge
+            await run_tasks(
+                todo, config, folder, self.api_key, explore_only=explore_only, hook=self.hook,
+                spent_before=spent, plans=plans,
+            )  # fmt: skip
+        if "report" not in stages:
+            return None
+        return write_report(folder, labels=from_tasks(tasks, f"tasks file {self.tasks_file}"))
+
+
+def write_report(
+    folder: RunFolder,
+    tasks: list[Task] | None = None,
+    *,
+    labels: Labels | None = None,
+    seed: int | None = None,
+    selectors: list[str] | None = None,
+) -> dict[str, Any]:
+    """Build report.json, report.md, scores.jsonl and selections.jsonl from the run folder.
+
+    Labels come from ``labels``, else from ``tasks``, else from the run's own tasks file (see
+    :mod:`agentic_rubrics.datasets.labels`); ``seed`` and ``selectors`` default to the recorded ones.
+    """
+    from agentic_rubrics.report.build import build_report_and_results, score_rows
+    from agentic_rubrics.report.markdown import render_markdown
+    from agentic_rubrics.report.selection import write_selections
+
+    if labels is None and tasks is not None:
+        labels = from_tasks(tasks, "the tasks given")
+    report, results = build_report_and_results(
+        folder, labels=labels, seed=seed, selectors=selectors
+    )
+    report["problems"] = diagnose(report).as_dict()
+    draw = folder.config()["config"].get("plots", True)  # a folder from before the option: drawn
+    plots = []
+    if draw:
+        from agentic_rubrics.report.plots import write_plots
+
+        plots = write_plots(folder.root, report, results)
+    report["plots"] = [path for _, path in plots]
+    atomic_write_json(folder.report_json, report)
+    atomic_write_text(folder.report_md, render_markdown(report, plots))
+    atomic_write_text(
+        folder.scores_path,
+        "".join(json.dumps(r, sort_keys=True) + "\n" for r in score_rows(results)),
+    )
+    write_selections(folder, report, results)
+    return report
+
+
+def report_folder(
+    out: Path,
+    *,
+    tasks_file: Path | None = None,
+    labels_file: Path | None = None,
+    seed: int | None = None,
+    selectors: list[str] | None = None,
+) -> dict[str, Any]:
+    """The ``report`` command: recompute every report file of a run folder, nothing rerun.
+
+    Labels are read now: from ``labels_file``, else ``tasks_file``, else the run's own tasks file if it
+    is still there, else those recorded in the folder. A tasks file whose patches, candidates or
+    issue texts differ from what the folder scored is refused.
+    """
+    folder = RunFolder(out)
+    folder.config()  # not a run folder: say so first
+    with folder_lock(folder.root):
+        return _report_locked(folder, out, tasks_file, labels_file, seed, selectors)
+
+
+def _report_locked(
+    folder: RunFolder,
+    out: Path,
+    tasks_file: Path | None,
+    labels_file: Path | None,
+    seed: int | None,
+    selectors: list[str] | None,
+) -> dict[str, Any]:
+    labels = load_labels(labels_file) if labels_file is not None else None
+    tasks_file = tasks_file or recorded_tasks_file(folder)
+    if tasks_file is not None:
+        tasks = load_tasks(tasks_file)
+        refuse_changed(
+            changed_tasks(folder, tasks),
+            remedy=f"Run `agentic-rubrics run --tasks {tasks_file} --out {out} --redo-changed` to"
+            " redo them, or report with the tasks file the run was made with.",
+        )
+        labels = labels or from_tasks(tasks, f"tasks file {tasks_file}")
+    return write_report(
+        folder, labels=labels or recorded_labels(folder), seed=seed, selectors=selectors
+    )
+
+
+def run(
+    tasks_file: Path,
+    out: Path,
+    config: RunConfig | None = None,
+    *,
+    restart: bool = False,
+    stages: tuple[str, ...] = ("explore", "judge", "report"),
+    hook: ProgressHook | None = None,
+    api_key: str | None = None,
+    redo_changed: bool = False,
+    retry_missing: bool = True,
+) -> dict[str, Any] | None:
+    """Synchronous :func:`run_async` (the library's main entry point)."""
+    return asyncio.run(
+        run_async(
+            tasks_file,
+            out,
+            config or RunConfig(),
+            restart=restart,
+            stages=stages,
+            hook=hook,
+            api_key=api_key,
+            redo_changed=redo_changed,
+            retry_missing=retry_missing,
+        )
+    )

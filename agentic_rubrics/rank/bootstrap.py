@@ -1,0 +1,270 @@
+"""The report's percentile bootstrap intervals over tasks, in numpy, remembered between reports.
+
+Same resamples as :func:`agentic_rubrics.rank.metrics.bootstrap_ci`: ``numpy.random.default_rng(seed)``
+draws ``integers(0, n, size=n)`` once per resample, in order, so resample *r* holds the same tasks in
+both. A resample is kept here as how many times it holds each task, and a statistic of the pooled
+tasks becomes a weighted one: a mean is ``counts @ values / counts @ defined``; ROC-AUC and average
+precision are computed from weighted counts per unit (ROC-AUC as a quadratic form over units, average
+precision at the thresholds that hold a positive). Integer and half-integer sums are exact in float64,
+so ROC-AUC values equal the pure-Python ones; means and average precision differ only by the order of
+floating-point operations (about 1e-16). Resamples where the statistic is
+undefined (no defined value; no positive or no negative) are dropped, as there. The interval is
+``numpy.quantile`` of the kept values at ``(1 - level) / 2`` and ``(1 + level) / 2``.
+
+:class:`Intervals` computes each interval once and keeps it in a small JSON file of the run folder,
+keyed by a hash of everything it depends on (the statistic, the values, resamples, level, seed and the
+version of this algorithm): a ``report`` rerun on an unchanged folder reads it back, and any change of
+the inputs misses the cache and computes afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+log = logging.getLogger(__name__)
+
+ALGORITHM = "bootstrap-numpy/1"
+"""Part of every cache key: a change to how intervals are computed invalidates remembered ones."""
+MAX_CACHED = 4096
+"""Entries kept in the cache file (the most recently used first); one report uses about 80."""
+_CHUNK = 500_000
+"""Largest (units or resamples) × thresholds block held at once for average precision (4 MB)."""
+
+Interval = tuple[float, float] | None
+AucKind = Literal["roc_auc", "pr_auc"]
+
+
+def resample_counts(n: int, n_resamples: int, seed: int) -> Any:
+    """``counts[r, i]``: how many times resample ``r`` holds unit ``i`` (the draws of ``bootstrap_ci``)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    # one call per resample: a single call for all would consume the generator's stream differently
+    idx = (
+        np.stack([rng.integers(0, n, size=n) for _ in range(n_resamples)]) if n_resamples else None
+    )
+    if idx is None:
+        return np.zeros((0, n))
+    flat = (idx + n * np.arange(n_resamples)[:, None]).ravel()
+    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+
+
+def _interval(values: Any, level: float) -> Interval:
+    import numpy as np
+
+    if values.size == 0:
+        return None
+    alpha = (1 - level) / 2
+    lo, hi = np.quantile(values, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+def mean_interval(counts: Any, values: Sequence[float | None], level: float = 0.95) -> Interval:
+    """The interval of the mean of the defined values (``None`` values do not count)."""
+    import numpy as np
+
+    if counts.shape[1] == 0:
+        return None
+    defined = np.array([v is not None for v in values], dtype=float)
+    x = np.array([0.0 if v is None else float(v) for v in values])
+    sums, kept = counts @ x, counts @ defined
+    ok = kept > 0
+    return _interval(sums[ok] / kept[ok], level)
+
+
+def auc_interval(
+    counts: Any, groups: Sequence[Sequence[tuple[float, int]]], kind: AucKind, level: float = 0.95
+) -> Interval:
+    """The interval of ROC-AUC or average precision over the pooled ``(score, label)`` pairs of the
+    resampled units (``groups[i]``: unit ``i``'s pairs)."""
+    import numpy as np
+
+    if counts.shape[1] == 0:
+        return None
+    scores = [np.array([s for s, y in g if y], dtype=float) for g in groups]
+    negatives = [np.array([s for s, y in g if not y], dtype=float) for g in groups]
+    if any(np.isnan(a).any() for a in (*scores, *negatives)):
+        raise ValueError("scores must not be NaN")
+    positives = [np.sort(a) for a in scores]
+    negatives = [np.sort(a) for a in negatives]
+    if kind == "roc_auc":
+        values = _roc(counts, positives, negatives)
+    else:
+        values = _average_precision(counts, positives, negatives)
+    return _interval(values[~np.isnan(values)], level)
+
+
+def _roc(counts: Any, positives: list[Any], negatives: list[Any]) -> Any:
+    """Mann-Whitney U / (P N) per resample; NaN where undefined.
+
+    U of a resample is ``c A c`` with ``A[t, u]`` = pairs (a positive of unit t, a negative of unit u)
+    ranked right, ties counting half: half-integers throughout, so exact in float64.
+    """
+    import numpy as np
+
+    units = len(positives)
+    owner = np.repeat(np.arange(units), [a.size for a in positives])
+    pooled = np.concatenate(positives)
+    a = np.zeros((units, units))
+    for u, neg in enumerate(negatives):
+        if neg.size and pooled.size:
+            below = np.searchsorted(neg, pooled, side="left")
+            ties = np.searchsorted(neg, pooled, side="right") - below
+            a[:, u] = np.bincount(owner, weights=below + 0.5 * ties, minlength=units)
+    p = counts @ np.array([x.size for x in positives], dtype=float)
+    n = counts @ np.array([x.size for x in negatives], dtype=float)
+    u_stat = ((counts @ a) * counts).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((p > 0) & (n > 0), u_stat / (p * n), np.nan)
+
+
+def _average_precision(counts: Any, positives: list[Any], negatives: list[Any]) -> Any:
+    """sum_n (R_n - R_{n-1}) P_n per resample over the thresholds that hold a positive (recall moves
+    only there), highest first; NaN where no positive."""
+    import numpy as np
+
+    p = counts @ np.array([x.size for x in positives], dtype=float)
+    pooled = np.concatenate(positives)
+    thresholds = np.unique(pooled)[::-1]
+    ap = np.zeros(counts.shape[0])
+    block = max(1, _CHUNK // max(len(positives), counts.shape[0]))
+    for begin in range(0, thresholds.size, block):
+        at = thresholds[begin : begin + block]
+
+        def at_least(sorted_units: list[Any], at: Any = at) -> Any:
+            """[unit, threshold]: the unit's scores >= the threshold."""
+            return np.array([x.size - np.searchsorted(x, at, side="left") for x in sorted_units])
+
+        def exactly(sorted_units: list[Any], at: Any = at) -> Any:
+            return np.array(
+                [
+                    np.searchsorted(x, at, side="right") - np.searchsorted(x, at, side="left")
+                    for x in sorted_units
+                ]
+            )
+
+        tp = counts @ at_least(positives)
+        fp = counts @ at_least(negatives)
+        new = counts @ exactly(positives)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = np.where(new > 0, (new / p[:, None]) * (tp / (tp + fp)), 0.0)
+        ap += terms.sum(axis=1)
+    return np.where(p > 0, ap, np.nan)
+
+
+class Intervals:
+    """The report's intervals: computed once for given inputs, remembered in ``cache_path``.
+
+    ``n_resamples`` 0 turns intervals off (every one is ``None``).
+    """
+
+    def __init__(
+        self,
+        n_resamples: int,
+        *,
+        level: float = 0.95,
+        seed: int = 0,
+        cache_path: Path | None = None,
+    ) -> None:
+        self.n_resamples, self.level, self.seed = n_resamples, level, seed
+        self.cache_path = cache_path
+        self._counts: dict[int, Any] = {}
+        self._stored = _read_cache(cache_path) if cache_path is not None else {}
+        self._used: dict[str, list[float] | None] = {}
+        self.computed = 0
+        """Intervals computed by this object (the rest came from the cache)."""
+
+    def _key(self, kind: str, payload: Any) -> str:
+        blob = json.dumps(
+            [ALGORITHM, kind, self.n_resamples, self.level, self.seed, payload],
+            separators=(",", ":"),
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def _counts_for(self, n: int) -> Any:
+        if n not in self._counts:
+            self._counts[n] = resample_counts(n, self.n_resamples, self.seed)
+        return self._counts[n]
+
+    def _remembered(self, key: str, compute: Any) -> Interval:
+        if key in self._stored:
+            found = self._stored[key]
+        else:
+            interval = compute()
+            self.computed += 1
+            found = None if interval is None else [interval[0], interval[1]]
+        self._used[key] = found
+        return None if found is None else (found[0], found[1])
+
+    def mean(self, values: Sequence[float | None]) -> Interval:
+        """The interval of the mean over units (``None``: undefined)."""
+        if self.n_resamples == 0 or not values:
+            return None
+        key = self._key("mean", [None if v is None else float(v) for v in values])
+        return self._remembered(
+            key, lambda: mean_interval(self._counts_for(len(values)), values, self.level)
+        )
+
+    def auc(self, groups: Sequence[Sequence[tuple[float, int]]], kind: AucKind) -> Interval:
+        """The interval of ROC-AUC or average precision over units' pooled pairs."""
+        if self.n_resamples == 0 or not groups:
+            return None
+        payload = [[[float(s), int(y)] for s, y in g] for g in groups]
+        key = self._key(kind, payload)
+        return self._remembered(
+            key, lambda: auc_interval(self._counts_for(len(groups)), groups, kind, self.level)
+        )
+
+    def save(self) -> None:
+        """Write the cache (this report's intervals first) if anything new was computed."""
+        if self.cache_path is None or not self.computed:
+            return
+        from agentic_rubrics.data import atomic_write_text
+
+        kept = dict(self._used)
+        for key, value in self._stored.items():
+            if len(kept) >= MAX_CACHED:
+                break
+            kept.setdefault(key, value)
+        try:
+            doc = {"schema": ALGORITHM, "intervals": kept}
+            # not flushed to disk: losing the file costs a recomputation, never a wrong number
+            atomic_write_text(self.cache_path, json.dumps(doc) + "\n", durable=False)
+        except (
+            OSError
+        ) as exc:  # a read-only folder: the report is still right, only slower next time
+            log.info("%s: intervals not remembered: %s", self.cache_path, exc)
+
+
+def _read_cache(path: Path) -> dict[str, list[float] | None]:
+    """The remembered intervals; anything unreadable or malformed is ignored (recomputed)."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(doc, dict) or doc.get("schema") != ALGORITHM:
+        return {}
+    entries = doc.get("intervals")
+    if not isinstance(entries, dict):
+        return {}
+    out: dict[str, list[float] | None] = {}
+    for key, value in entries.items():
+        if value is None:
+            out[key] = None
+        elif (
+            isinstance(value, list)
+            and len(value) == 2
+            and all(
+                isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                for v in value
+            )
+            and value[0] <= value[1]
+        ):
+            out[key] = [float(value[0]), float(value[1])]
+    return out

@@ -1,0 +1,216 @@
+"""Selectors: how the candidates of one task are ranked, and the one registry that names them.
+
+A selector works twice. At judge time, :meth:`Selector.features` computes what it needs from the
+patches (or from a model) and returns it as JSON values, stored in the task's record under
+``baselines``: the report never needs a patch. At report time, :meth:`Selector.ranking` turns the
+stored features and the candidates' rubric scores into a ranking value per candidate (higher is better,
+``None`` lowest), and :meth:`Selector.values` gives the values ROC-AUC and PR-AUC rest on and that say
+whether the selector has a value for a task at all (the rubric selector: S, not its tiered rank).
+
+A new selector is one file: a class with these members, registered either in :data:`BUILTIN` (name ->
+``module:attribute``, imported on first use) or, from outside the package, through the entry point
+group ``agentic_rubrics.rank.selectors`` (in a distribution's ``pyproject.toml``:
+``[project.entry-points."agentic_rubrics.selectors"] my_selector = "my_pkg.my_selector:MySelector"``).
+A selector that needs no model has its features computed for every task (selectors are chosen at report
+time); one that ``needs_model`` only when a run names it and has a judge model.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from agentic_rubrics.exceptions import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from agentic_rubrics import Model
+    from agentic_rubrics.types import CandidateScore, Task
+
+Ranking = dict[str, float | None]
+"""Candidate id -> ranking value (higher is better, ``None`` lowest)."""
+
+ENTRY_POINTS = "agentic_rubrics.selectors"
+"""The entry point group other distributions register selectors under."""
+
+BUILTIN: dict[str, str] = {
+    "rubric": "agentic_rubrics.rank.selectors.rubric:RubricSelector",
+    "random": "agentic_rubrics.rank.selectors.uniform:RandomSelector",
+    "self_consistency": "agentic_rubrics.rank.selectors.self_consistency:SelfConsistencySelector",
+    "patch_classifier": "agentic_rubrics.rank.selectors.patch_classifier:PatchClassifierSelector",
+    "offline": "agentic_rubrics.rank.selectors.offline:OfflineSelector",
+}
+"""The selectors that ship with the package: name -> ``module:attribute`` (a class or an instance)."""
+
+T = TypeVar("T")
+
+
+@dataclass
+class FeatureInput:
+    """What a selector reads at judge time: the task's public view, and the judge model if any."""
+
+    task: Task
+    model: Model | None = None
+    """The run's judge model (``None`` without one); only selectors that ``needs_model`` use it."""
+    _memo: dict[Any, Any] = field(default_factory=dict)
+
+    def once(self, fn: Callable[[Mapping[str, str]], T]) -> T:
+        """``fn(patches)`` computed once per task, shared by every selector that asks for it."""
+        if fn not in self._memo:
+            self._memo[fn] = fn(self.patches)
+        result: T = self._memo[fn]
+        return result
+
+    @property
+    def patches(self) -> dict[str, str]:
+        """Candidate id -> patch."""
+        return {c.id: c.patch for c in self.task.candidates}
+
+
+class RankingInput(Protocol):
+    """What a selector reads at report time of one task."""
+
+    instance_id: str
+    scores: dict[str, CandidateScore]
+    """Each candidate's rubric score (S, coverage, tier)."""
+
+    @property
+    def baselines(self) -> Mapping[str, Any]:
+        """The features every selector stored at judge time."""
+        ...
+
+
+class Selector(Protocol):
+    """Ranks the candidates of a task; see the module's docstring."""
+
+    name: str
+    description: str
+    needs_model: bool
+    """Its features call the judge model: computed only when a run names it and has a judge model."""
+    prompts: tuple[str, ...]
+    """The prompts (``prompts/<name>.yaml``) its features render: their hashes guard resuming."""
+
+    def features(self, given: FeatureInput) -> Awaitable[dict[str, Any]]:
+        """Judge time: ``{key: JSON value}`` added to the task's stored ``baselines``."""
+        ...
+
+    def ranking(self, task: RankingInput) -> Ranking:
+        """Report time: each candidate's ranking value."""
+        ...
+
+    def values(self, task: RankingInput, ranking: Ranking) -> Ranking:
+        """The values ROC-AUC and PR-AUC rest on (and whether the selector has any for the task)."""
+        ...
+
+
+class BaseSelector:
+    """Defaults for a selector: no features, no model, its ranking values are its values."""
+
+    name = ""
+    description = ""
+    needs_model = False
+    prompts: tuple[str, ...] = ()
+
+    async def features(self, given: FeatureInput) -> dict[str, Any]:
+        return {}
+
+    def values(self, task: RankingInput, ranking: Ranking) -> Ranking:
+        return ranking
+
+
+def stored(task: RankingInput, key: str, selector: str) -> Any:
+    """A feature stored at judge time, or a :class:`DataError` naming the task and the selector."""
+    value = task.baselines.get(key)
+    if value is None:
+        raise DataError(f"{task.instance_id}: no {selector!r} values were recorded in this run")
+    return value
+
+
+@lru_cache(maxsize=8)
+def _entry_points(path: tuple[str, ...]) -> dict[str, str]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINTS)}
+
+
+def registry() -> dict[str, str]:
+    """Every selector name -> its import path: the built-in ones, then those of entry points."""
+    found = _entry_points(tuple(sys.path))
+    return {**BUILTIN, **{k: v for k, v in found.items() if k not in BUILTIN}}
+
+
+def selector_names() -> list[str]:
+    """The names a run or a report may use."""
+    return list(registry())
+
+
+_LOADED: dict[str, Selector] = {}
+
+
+def get_selector(name: str) -> Selector:
+    """The selector registered as ``name`` (imported on first use); unknown names list the known ones."""
+    where = registry().get(name)
+    if where is None:
+        raise ConfigError(f"unknown selector {name!r}; known: {', '.join(selector_names())}")
+    key = f"{name}={where}"
+    if key not in _LOADED:
+        module, _, attr = where.partition(":")
+        try:  # another package's code: whatever it raises, the run names it and stops
+            found = getattr(importlib.import_module(module), attr)
+            selector = found() if isinstance(found, type) else found
+        except Exception as exc:
+            raise ConfigError(
+                f"selector {name!r}: cannot load {where}: {type(exc).__name__}: {exc}"
+            ) from exc
+        if getattr(selector, "name", None) != name:
+            raise ConfigError(f"selector {name!r}: {where} calls itself {selector.name!r}")
+        _LOADED[key] = selector
+    return _LOADED[key]
+
+
+def check_names(names: list[str]) -> None:
+    """Refuse unknown, repeated or no selector names (a ``ValueError`` naming the known ones)."""
+    known = selector_names()
+    unknown = [s for s in names if s not in known]
+    if unknown or not names or len(set(names)) != len(names):
+        raise ValueError(f"selectors must be distinct names among {', '.join(known)}; got {names}")
+
+
+async def compute_features(given: FeatureInput, chosen: list[str]) -> dict[str, Any]:
+    """Every selector's features for one task (judge time), to store under ``baselines``.
+
+    A built-in selector needing no model always (so that ``report --selectors`` can choose it without
+    a rerun); one that ``needs_model`` when ``chosen`` names it and there is a model; one registered by
+    another package only when ``chosen`` names it (installing a package never changes or breaks a run
+    that does not use it). A selector may not store a feature under a key another one stored: that
+    would change the other's ranking (a ``ConfigError`` names both)."""
+    out: dict[str, Any] = {}
+    owner: dict[str, str] = {}
+    for name in selector_names():
+        if name not in BUILTIN and name not in chosen:
+            continue
+        selector = get_selector(name)
+        if selector.needs_model and (given.model is None or name not in chosen):
+            continue
+        if name in BUILTIN:
+            found = await selector.features(given)
+        else:
+            try:
+                found = await selector.features(given)
+            except Exception as exc:
+                raise ConfigError(
+                    f"selector {name!r} ({registry()[name]}): its features failed on"
+                    f" {given.task.instance_id}: {type(exc).__name__}: {exc}"
+                ) from exc
+        for key in found:
+            if key in owner and owner[key] != name:
+                raise ConfigError(
+                    f"selector {name!r} stores the feature {key!r}, already stored by"
+                    f" {owner[key]!r}; a selector's features need keys of their own"
+                )
+            owner[key] = name
+        out.update(found)
+    return out

@@ -1,0 +1,382 @@
+"""report.json and report.md, computed from the run folder alone (rubrics, verdicts, progress rows).
+
+Every rate is a fraction in [0, 1] with the counts it rests on beside it. Best@K is the exact
+expectation over K-subsets (ties uniform); the realised Best@1 of the actual selections is reported
+beside it, so the effect of the tie-break rule is visible. Intervals are 95% percentile bootstraps
+over tasks (:mod:`agentic_rubrics.rank.bootstrap`), remembered in the run folder for reruns.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentic_rubrics.data import RunFolder
+from agentic_rubrics.datasets.labels import Labels, default_labels
+from agentic_rubrics.exceptions import DataError, RubricError
+from agentic_rubrics.llm.spend import cost_summary, read_spending
+from agentic_rubrics.rank import metrics
+from agentic_rubrics.rank.bootstrap import Intervals
+from agentic_rubrics.rank.rerank import select, similarity_summary
+from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
+from agentic_rubrics.rank.selectors import check_names, get_selector
+from agentic_rubrics.report.repeats import repeat_stability
+from agentic_rubrics.report.selection import choose, primary_reason
+from agentic_rubrics.rubric.file import load_rubric
+from agentic_rubrics.rubric.grounding import grounding_report
+from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
+
+Ranking = dict[str, float | None]
+INTERVALS_FILE = "intervals.json"
+"""The run folder's remembered bootstrap intervals (see :mod:`agentic_rubrics.rank.bootstrap`)."""
+
+
+@dataclass
+class TaskResult:
+    """Everything the report needs about one task, rebuilt from the run folder."""
+
+    instance_id: str
+    progress: dict[str, Any]
+    rubric: Rubric | None
+    scores: dict[str, CandidateScore]
+    labels: dict[str, bool | None]
+    verdicts: list[Verdict] = field(default_factory=list)
+    rankings: dict[str, Ranking] = field(default_factory=dict)
+    values: dict[str, Ranking] = field(default_factory=dict)
+    """Per selector, the values ROC/PR rest on (the rubric selector: S, not its tiered rank)."""
+    picks: dict[str, Selection] = field(default_factory=dict)
+    selected_by: str = ""
+    """The selector whose pick goes to selections.jsonl (the primary one, or its fallback)."""
+
+    @property
+    def baselines(self) -> dict[str, Any]:
+        """The selectors' features stored at judge time."""
+        stored: dict[str, Any] = self.progress.get("baselines") or {}
+        return stored
+
+    @property
+    def labelled_ids(self) -> list[str]:
+        """The candidates with a label (metrics rest on these alone)."""
+        return [cid for cid, v in self.labels.items() if v is not None]
+
+    @property
+    def labelled(self) -> bool:
+        """At least one candidate has a label: the task counts in the metrics."""
+        return bool(self.labelled_ids)
+
+    @property
+    def fully_labelled(self) -> bool:
+        """Every candidate has a label."""
+        return bool(self.labels) and len(self.labelled_ids) == len(self.labels)
+
+
+def load_results(
+    folder: RunFolder,
+    *,
+    policy: DecisionPolicy,
+    selectors: Sequence[str],
+    seed: int,
+    labels: Labels | None = None,
+) -> list[TaskResult]:
+    """Rebuild scores, rankings and picks of every finished task (labels: see :mod:`.labels`)."""
+    labels = labels if labels is not None else default_labels(folder)
+    by_task: dict[str, list[Verdict]] = {}
+    for row in folder.verdict_rows():
+        v = Verdict.model_validate(row)
+        by_task.setdefault(v.instance_id, []).append(v)
+    results = []
+    for instance_id, progress in sorted(folder.progress().items()):
+        rubric: Rubric | None = None
+        if progress["rubric"]["status"] == "ok":
+            try:
+                rubric, _ = load_rubric(folder.rubric_path(instance_id))
+            except RubricError as exc:
+                raise DataError(f"{instance_id}: its rubric no longer loads: {exc}") from exc
+            if rubric.content_hash() != progress["rubric"]["hash"]:
+                raise DataError(f"{instance_id}: rubrics.yaml changed after it was judged")
+        verdicts = by_task.get(instance_id, [])
+        scores = {}
+        for cand in progress["candidates"]:
+            cid = cand["id"]
+            scores[cid] = score_candidate(
+                rubric,
+                [v for v in verdicts if v.candidate_id == cid],
+                instance_id=instance_id,
+                candidate_id=cid,
+                empty_patch=cand["empty"],
+                policy=policy,
+            )
+        result = TaskResult(
+            instance_id=instance_id,
+            progress=progress,
+            rubric=rubric,
+            scores=scores,
+            labels=labels.for_task(instance_id, [c["id"] for c in progress["candidates"]]),
+            verdicts=verdicts,
+        )
+        for name in selectors:
+            selector = get_selector(name)
+            result.rankings[name] = selector.ranking(result)
+            result.values[name] = selector.values(result, result.rankings[name])
+            result.picks[name] = select(instance_id, result.rankings[name], name, seed)
+        results.append(result)
+    return results
+
+
+def _rate(num: int, den: int) -> dict[str, Any]:
+    return {"value": num / den if den else None, "n": num, "of": den}
+
+
+def _selector_metrics(
+    name: str, tasks: list[TaskResult], ks: list[int], cis: Intervals
+) -> dict[str, Any]:
+    """Best@K, realised Best@1, ROC-AUC and PR-AUC of one selector on the labelled tasks."""
+
+    def pool(t: TaskResult) -> tuple[list[float | None], list[int]]:
+        ids = t.labelled_ids
+        ranking = t.rankings[name]
+        return [ranking[c] for c in ids], [int(bool(t.labels[c])) for c in ids]
+
+    def scored(t: TaskResult) -> list[tuple[float, int]]:
+        """The values ROC/PR rest on (the selector's ``values``: S for the rubric selector)."""
+        out = []
+        for cid, label in t.labels.items():
+            if label is None:
+                continue
+            value = t.values[name][cid]
+            if value is not None:
+                out.append((float(value), int(bool(label))))
+        return out
+
+    best: dict[str, float | None] = {}
+    best_ci: dict[str, list[float] | None] = {}
+    by_task = [metrics.best_at_ks(*pool(t), ks) for t in tasks]
+    for i, k in enumerate(ks):
+        per_task = [row[i] for row in by_task]  # resample these, not the pools
+        best[str(k)] = metrics.mean(per_task)
+        ci = cis.mean(per_task)
+        best_ci[str(k)] = list(ci) if ci else None
+
+    # the realised pick counts where it has a label (a pick without one is counted apart)
+    pick_labels = [t.labels.get(t.picks[name].candidate_id or "") for t in tasks]
+    picked = [float(label) for label in pick_labels if label is not None]
+
+    def auc(ts: Sequence[TaskResult], fn: Any) -> float | None:
+        pairs = [p for t in ts for p in scored(t)]
+        if not pairs:
+            return None
+        result: float | None = fn([s for s, _ in pairs], [y for _, y in pairs])
+        return result
+
+    labelled_candidates = sum(len(t.labelled_ids) for t in tasks)
+    with_value = sum(len(scored(t)) for t in tasks)
+    ci_real = cis.mean(picked)
+    ci_roc = cis.auc([scored(t) for t in tasks], "roc_auc")
+    ci_pr = cis.auc([scored(t) for t in tasks], "pr_auc")
+    return {
+        "best_at_k": best,
+        "best_at_k_ci": best_ci,
+        "realised_best_at_1": metrics.mean(picked),
+        "realised_best_at_1_ci": list(ci_real) if ci_real else None,
+        "unlabelled_picks": len(pick_labels) - len(picked),
+        "roc_auc": auc(tasks, metrics.roc_auc),
+        "roc_auc_ci": list(ci_roc) if ci_roc else None,
+        "pr_auc": auc(tasks, metrics.pr_auc),
+        "pr_auc_ci": list(ci_pr) if ci_pr else None,
+        "pr_auc_is": "average precision",
+        "scored_candidates": _rate(with_value, labelled_candidates),
+        "tie_rate": metrics.tie_rate(list(t.rankings[name].values()) for t in tasks),
+        "tasks": len(tasks),
+    }
+
+
+def build_report_and_results(
+    folder: RunFolder,
+    *,
+    n_resamples: int | None = None,
+    labels: Labels | None = None,
+    seed: int | None = None,
+    selectors: Sequence[str] | None = None,
+) -> tuple[dict[str, Any], list[TaskResult]]:
+    """The report, and the per-task results it was computed from (for plots and audits).
+
+    ``labels``, ``seed`` and ``selectors`` are report-time settings: by default the run's tasks file's
+    labels, and the seed and selectors in config.json.
+    """
+    recorded = folder.config()
+    cfg = recorded["config"]
+    policy = DecisionPolicy.model_validate(cfg["policy"])
+    given_now = selectors is not None
+    selectors = list(selectors or cfg["selectors"])
+    try:
+        check_names(selectors)
+    except ValueError as exc:
+        raise DataError(str(exc)) from exc
+    seed = cfg["seed"] if seed is None else seed
+    labels = labels if labels is not None else default_labels(folder)
+    resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]
+    results = load_results(folder, policy=policy, selectors=selectors, seed=seed, labels=labels)
+    cis = Intervals(resamples, cache_path=folder.root / INTERVALS_FILE)
+    labelled = [t for t in results if t.labelled]
+    max_pool = max((len(t.labelled_ids) for t in labelled), default=0)
+    ks = list(range(1, min(cfg["max_k"], max_pool) + 1))
+
+    rows = [v for t in results for v in t.verdicts]  # every finished task's rows, read once
+    origins = Counter(v.origin for v in rows)
+    missing_by_reason = Counter(v.reason for v in rows if v.origin == "missing")
+    all_scores = [s for t in results for s in t.scores.values()]
+    rubric_status = Counter(t.progress["rubric"]["status"] for t in results)
+    failed_reasons = Counter(
+        t.progress["rubric"]["reason"] for t in results if t.progress["rubric"]["status"] != "ok"
+    )
+    items_total = sum(s.items_total for s in all_scores)
+    weight_total = sum(s.weight_total for s in all_scores)
+    n_candidates = len(all_scores)
+
+    report: dict[str, Any] = {
+        "schema": SCHEMA,
+        "config_hash": recorded["config_hash"],
+        "explorer": cfg["explorer"]["kind"],
+        "judge": sorted({t.progress["judge"] for t in results}),
+        "policy": policy.model_dump(),
+        "primary_selector": selectors[0],
+        "selection": {
+            "primary": selectors[0],
+            "reason": primary_reason(cfg, selectors, given_now),
+            **choose(results, selectors),
+        },
+        "seed": seed,
+        "counts": {
+            "tasks": len(results),
+            "tasks_labelled": len(labelled),
+            "candidates": n_candidates,
+            "candidates_labelled": sum(len(t.labelled_ids) for t in labelled),
+            "resolved": sum(1 for t in labelled for v in t.labels.values() if v),
+            "max_pool": max_pool,
+        },
+        "labels": {
+            "source": labels.source,
+            "left_out": {
+                "tasks_without_a_labelled_candidate": len(results) - len(labelled),
+                "unlabelled_candidates": n_candidates - sum(len(t.labelled_ids) for t in labelled),
+            },
+        },
+        "rubrics": {
+            "ok": rubric_status.get("ok", 0),
+            "failed": dict(sorted(failed_reasons.items())),
+            "items": sum(len(list(t.rubric.items())) for t in results if t.rubric),
+            "checked_items": sum(
+                1 for t in results if t.rubric for _, i in t.rubric.items() if i.check is not None
+            ),
+            # where each explorer's repository came from (``none``: explored without one)
+            "repository": dict(
+                sorted(
+                    Counter(t.progress["rubric"].get("repository", "none") for t in results).items()
+                )
+            ),
+            # items naming the repository's files; the static explorer's leads that found nothing
+            "grounding": grounding_report(t.progress["rubric"] for t in results),
+        },
+        "verdicts": {
+            "rows": len(rows),
+            "origins": {o: origins.get(o, 0) for o in ("judged", "checked", "missing")},
+            "missing_by_reason": dict(sorted(missing_by_reason.items())),
+        },
+        "coverage": {
+            "tasks_with_rubric": _rate(rubric_status.get("ok", 0), len(results)),
+            "candidates_with_score": _rate(
+                sum(1 for s in all_scores if s.score is not None), n_candidates
+            ),
+            "items_with_verdict": _rate(sum(s.items_scored for s in all_scores), items_total),
+            "weight_with_verdict": _rate(sum(s.weight_scored for s in all_scores), weight_total),
+        },
+        "decisions": {
+            d: sum(1 for s in all_scores if s.decision == d)
+            for d in ("accept", "review", "reject", "inconclusive")
+        },
+        "decision_reasons": dict(
+            sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
+        ),
+        "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in selectors},
+        "oracle_pass_at_k": {
+            str(k): metrics.mean(metrics.pass_at_k(_ys(t), k) for t in labelled) for k in ks
+        },
+        "random_at_k": metrics.mean(metrics.random_at_k(_ys(t)) for t in labelled),
+        **repeat_stability(results, policy, seed),
+        "cost": cost_summary(
+            read_spending(folder.spend_path),
+            _cached_calls(results),
+            len(results),
+            cfg.get("max_cost_usd"),
+        ),
+        "similarity": similarity_summary(t.progress for t in results),
+        "tasks": [_task_summary(t, selectors) for t in results],
+    }
+    cis.save()
+    return report, results
+
+
+def _ys(t: TaskResult) -> list[int]:
+    return [int(bool(t.labels[c])) for c in t.labelled_ids]
+
+
+def _cached_calls(results: list[TaskResult]) -> float:
+    """Calls served from the response cache for the finished tasks (they cost nothing)."""
+    costs = (c for t in results for c in (t.progress.get("cost") or {}).values())
+    return float(sum(c.get("cached_calls", 0) for c in costs))
+
+
+def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
+    return {
+        "cost": t.progress.get("cost") or {},
+        "instance_id": t.instance_id,
+        "base_commit": t.progress.get("base_commit"),
+        "rubric": {k: t.progress["rubric"].get(k) for k in ("status", "reason", "hash")},
+        "candidates": len(t.scores),
+        "resolved": sum(1 for v in t.labels.values() if v) if t.labelled else None,
+        "labelled": len(t.labelled_ids),
+        "decisions": dict(sorted(Counter(s.decision for s in t.scores.values()).items())),
+        "selected": {
+            "candidate_id": t.picks[t.selected_by].candidate_id,
+            "selector": t.selected_by,
+        },
+        "picks": {
+            name: {
+                "candidate_id": t.picks[name].candidate_id,
+                "value": t.picks[name].score,
+                "tied": t.picks[name].tied,
+                "resolved": t.labels.get(t.picks[name].candidate_id or ""),
+            }
+            for name in selectors
+        },
+    }
+
+
+def score_rows(results: list[TaskResult]) -> list[dict[str, Any]]:
+    """One record per candidate: S, its coverage, the decision with its reason codes, the picks."""
+    rows = []
+    for t in results:
+        picked = {name: p.candidate_id for name, p in t.picks.items()}
+        for cid, s in t.scores.items():
+            rows.append(
+                {
+                    "schema": SCHEMA,
+                    "instance_id": t.instance_id,
+                    "candidate_id": cid,
+                    "rubric_hash": t.progress["rubric"].get("hash"),
+                    "judge": t.progress.get("judge"),
+                    "score": s.score,
+                    "axis_scores": s.axis_scores,
+                    "coverage_weight": s.coverage_weight,
+                    "coverage_items": s.coverage_items,
+                    "missing": s.missing,
+                    "decision": s.decision,
+                    "reasons": s.reasons,
+                    "rank_tier": s.rank_tier,
+                    "ranking": {name: t.rankings[name].get(cid) for name in t.rankings},
+                    "selected_by": sorted(name for name, pick in picked.items() if pick == cid),
+                }
+            )
+    return rows

@@ -1,0 +1,100 @@
+"""selections.jsonl: the picked patch of every task, in SWE-bench predictions format.
+
+The primary selector (the first of the run's selectors) picks, and the report says why it is the primary
+one. A task where it has a value for no candidate (the rubric failed, every patch is empty ...) takes the
+pick of the next selector that has one, and the report counts these fallbacks. The file is written from
+the patches the run folder kept when it scored each task (``patches.jsonl``), never from a tasks file
+that may have changed since: what is submitted is what was scored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from agentic_rubrics.data import RunFolder, atomic_write_text
+from agentic_rubrics.datasets.inputs import scored_patches
+from agentic_rubrics.exceptions import DataError
+
+if TYPE_CHECKING:
+    from agentic_rubrics.report.build import TaskResult
+
+
+def has_value(selector: str, t: TaskResult) -> bool:
+    """Whether a selector has a value for some candidate of the task (for ``rubric``: some S)."""
+    return any(v is not None for v in t.values[selector].values())
+
+
+def choose(results: list[TaskResult], selectors: list[str]) -> dict[str, Any]:
+    """Set each task's selection (``selected_by``) and count the fallbacks from the primary selector."""
+    fallbacks: Counter[str] = Counter()
+    nothing = 0
+    for t in results:
+        with_value = [name for name in selectors if has_value(name, t)]
+        t.selected_by = with_value[0] if with_value else selectors[0]
+        nothing += not with_value
+        if t.selected_by != selectors[0]:
+            fallbacks[t.selected_by] += 1
+    labels = [t.labels.get(t.picks[t.selected_by].candidate_id or "") for t in results]
+    known = [float(v) for v in labels if v is not None]
+    return {
+        "fallbacks": dict(sorted(fallbacks.items())),
+        "tasks_without_primary_value": sum(1 for t in results if not has_value(selectors[0], t)),
+        "tasks_without_any_value": nothing,
+        "realised_best_at_1": sum(known) / len(known) if known else None,
+        "unlabelled_picks": len(labels) - len(known),
+    }
+
+
+def primary_reason(config: dict[str, Any], selectors: list[str], given_now: bool) -> str:
+    """Why the first selector is the primary one (said in the report, so adding a model never changes
+    which selector writes selections.jsonl without a word)."""
+    from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
+
+    with_model = (config.get("judge") or {}).get("kind") == "llm"
+    if given_now:
+        return "given first in `report --selectors`"
+    if with_model and selectors == MODEL_SELECTORS:
+        return (
+            "the default with a judge model: the rubric's S from the model's verdicts; without a"
+            " model the default is offline, and --selectors sets another"
+        )
+    if not with_model and selectors == BASE_SELECTORS:
+        return (
+            "the default without a judge model: static rubric S with agreement across candidates,"
+            " the best no-model ranking on SWE-bench Lite; with --model the default is rubric, and"
+            " --selectors sets another"
+        )
+    return "given first in the run's selectors (--selectors or the configuration)"
+
+
+def write_selections(folder: RunFolder, report: dict[str, Any], results: list[TaskResult]) -> None:
+    """Write selections.jsonl: each task's pick (by the primary selector, or its fallback), with the
+    patch it scored.
+
+    Raises:
+        DataError: the run folder does not hold the patch a pick was scored on.
+    """
+    primary = report["primary_selector"]
+    patches = scored_patches(folder)
+    lines = []
+    for t in results:
+        pick = t.picks[t.selected_by or primary].candidate_id
+        if pick is None:
+            continue
+        recorded = next(c for c in t.progress["candidates"] if c["id"] == pick)
+        patch = patches.get((t.instance_id, pick, recorded.get("sha256", "")))
+        if patch is None:
+            raise DataError(
+                f"{folder.patches_path}: no scored patch for {t.instance_id} candidate {pick};"
+                " the run folder was made by an older version or edited. Run the task again"
+                " (--restart, or another --out folder)."
+            )
+        row = {
+            "instance_id": t.instance_id,
+            "model_name_or_path": f"agentic-rubrics/{primary}",
+            "model_patch": patch,
+        }
+        lines.append(json.dumps(row, ensure_ascii=False) + "\n")
+    atomic_write_text(folder.selections_path, "".join(lines))
