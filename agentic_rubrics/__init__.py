@@ -13,7 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agentic_rubrics.types import CommandResult, Completion, Rubric, Verdict
+from agentic_rubrics.payloads import CommandResult, Completion
+from agentic_rubrics.types import Rubric, Verdict
 
 __version__ = "0.1.0"
 
@@ -82,11 +83,11 @@ _LAZY: dict[str, str] = {
     "Verdict": "agentic_rubrics.types",
     "CandidateScore": "agentic_rubrics.types",
     "Selection": "agentic_rubrics.types",
-    "Completion": "agentic_rubrics.types",
-    "CommandResult": "agentic_rubrics.types",
-    "Usage": "agentic_rubrics.types",
+    "Completion": "agentic_rubrics.payloads",
+    "CommandResult": "agentic_rubrics.payloads",
+    "Usage": "agentic_rubrics.payloads",
     "AXES": "agentic_rubrics.types",
-    "MISSING_REASONS": "agentic_rubrics.types",
+    "MISSING_REASONS": "agentic_rubrics.reasons",
     "SCHEMA": "agentic_rubrics.types",
     # errors
     "AgenticRubricsError": "agentic_rubrics.exceptions",
@@ -189,6 +190,7 @@ if TYPE_CHECKING:
     from agentic_rubrics.judge.judges import ChecksJudge, JudgeConfig, LLMJudge
     from agentic_rubrics.llm.door import LLM, Ledger, LLMConfig
     from agentic_rubrics.patch import parse_patch
+    from agentic_rubrics.payloads import CommandResult, Completion, Usage
     from agentic_rubrics.pipeline.config import RunConfig, load_config
     from agentic_rubrics.pipeline.runner import run, run_async, write_report
     from agentic_rubrics.prompts import load_prompt
@@ -204,22 +206,19 @@ if TYPE_CHECKING:
     )
     from agentic_rubrics.rank.rerank import PatchClassifier, select, self_consistency_ranking
     from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
+    from agentic_rubrics.reasons import MISSING_REASONS
     from agentic_rubrics.rubric.checks import CHECKS, check_verdicts, run_check
     from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, write_rubric
     from agentic_rubrics.sandbox import LocalCopySandbox
     from agentic_rubrics.types import (
         AXES,
-        MISSING_REASONS,
         SCHEMA,
         Axes,
         Candidate,
         CandidateScore,
         Check,
-        CommandResult,
-        Completion,
         RubricItem,
         RubricMetadata,
         Selection,
         Task,
-        Usage,
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.exceptions import ConfigError, DataError
+from agentic_rubrics.rows import ProgressRow, RubricStatus, field_error, read_row
 from agentic_rubrics.text import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Task
 
@@ -118,9 +119,7 @@ def load_tasks(path: Path) -> list[Task]:
         try:
             task = Task.model_validate(record)
         except ValidationError as exc:
-            err = exc.errors(include_url=False)[0]
-            loc = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in err["loc"])
-            raise DataError(f"{path}:{number}: {loc.replace('.[', '[')}: {err['msg']}") from exc
+            raise DataError(f"{path}:{number}: {field_error(exc)}") from exc
         if task.instance_id in seen:
             raise DataError(
                 f"{path}:{number}: instance_id {task.instance_id!r} repeats line {seen[task.instance_id]}"
@@ -154,6 +153,7 @@ class RunFolder:
         self.spend_path = root / "spend.jsonl"
         self.cache_dir = root / "cache"
         self.trajectories_dir = root / "trajectories"
+        self._progress: tuple[tuple[int, int, int], dict[str, ProgressRow]] | None = None
 
     # configuration ----------------------------------------------------------------
 
@@ -207,21 +207,52 @@ class RunFolder:
 
     # progress ---------------------------------------------------------------------
 
-    def progress(self) -> dict[str, dict[str, Any]]:
-        """Progress rows of finished tasks, by instance id (the last row wins)."""
-        if not self.progress_path.exists():
+    def progress(self) -> dict[str, ProgressRow]:
+        """Progress rows of finished tasks, by instance id (the last row wins).
+
+        Each row is validated once: the rows are kept until the file changes (its size, time or inode).
+
+        Raises:
+            DataError: a row of another version or shape (file, line and field).
+        """
+        key = self._progress_key()
+        if key is None:
             return {}
-        return {
-            row["instance_id"]: row
-            for _, row in read_jsonl(self.progress_path, tolerate_torn_tail=True)
-        }
+        if self._progress is not None and self._progress[0] == key:
+            return dict(self._progress[1])
+        rows: dict[str, ProgressRow] = {}
+        for number, record in read_jsonl(self.progress_path, tolerate_torn_tail=True):
+            row = read_row(ProgressRow, record, f"{self.progress_path}:{number}")
+            rows[row.instance_id] = row
+        self._progress = (key, rows)
+        return dict(rows)
+
+    def _progress_key(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.progress_path.stat()
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+    def _cached(self, key: tuple[int, int, int] | None) -> dict[str, ProgressRow] | None:
+        """The rows of progress.jsonl as it was at ``key``, if known (``{}``: there was no file)."""
+        if key is None:
+            return {}
+        return dict(self._progress[1]) if self._progress and self._progress[0] == key else None
+
+    def _keep(self, rows: dict[str, ProgressRow] | None) -> None:
+        """This folder (the one writer: its lock) just wrote progress.jsonl to hold ``rows``."""
+        key = self._progress_key()
+        self._progress = (key, rows) if rows is not None and key is not None else None
 
     def _drop_unfinished(self) -> None:
-        done = set(self.progress())
+        typed = self.progress()
+        done = set(typed)
         if self.progress_path.exists():
             # rewrite without a torn tail, so the next append starts on a fresh line
             rows = [r for _, r in read_jsonl(self.progress_path, tolerate_torn_tail=True)]
             atomic_write_text(self.progress_path, _jsonl(rows))
+            self._keep(typed)
         for path in (self.verdicts_path, self.patches_path):
             if path.exists():
                 rows = [r for _, r in read_jsonl(path, tolerate_torn_tail=True)]
@@ -235,12 +266,14 @@ class RunFolder:
         ``rubrics``, their rubric and trajectory), so the next pass computes them anew."""
         if not instance_ids:
             return
+        kept = {k: v for k, v in self.progress().items() if k not in instance_ids}
         for path in (self.progress_path, self.verdicts_path, self.patches_path):
             if path.exists():
                 rows = [r for _, r in read_jsonl(path, tolerate_torn_tail=True)]
                 atomic_write_text(
                     path, _jsonl([r for r in rows if r.get("instance_id") not in instance_ids])
                 )
+        self._keep(kept)
         if rubrics:
             for iid in instance_ids:
                 self.rubric_status_path(iid).unlink(
@@ -252,14 +285,18 @@ class RunFolder:
     def record_task(
         self,
         verdict_rows: list[dict[str, Any]],
-        progress_row: dict[str, Any],
+        progress_row: ProgressRow,
         patch_rows: list[dict[str, Any]] | None = None,
     ) -> None:
         """Append a finished task: the patches it scored and its verdicts first, then the progress row
         that commits them."""
         append_jsonl(self.patches_path, patch_rows or [])
         append_jsonl(self.verdicts_path, verdict_rows)
-        append_jsonl(self.progress_path, [progress_row])
+        rows = self._cached(self._progress_key())
+        append_jsonl(self.progress_path, [progress_row.to_json()])
+        if rows is not None:  # typed already: not read back and validated again
+            rows[progress_row.instance_id] = progress_row
+        self._keep(rows)
 
     def verdict_rows(self) -> list[dict[str, Any]]:
         """Every verdict row of finished tasks."""
@@ -282,13 +319,24 @@ class RunFolder:
         """Where a task's exploration outcome is recorded (written after the rubric)."""
         return self.rubrics_dir / safe_name(instance_id) / "status.json"
 
-    def rubric_status(self, instance_id: str) -> dict[str, Any] | None:
-        """A task's recorded exploration outcome, if it was explored."""
+    def rubric_status(self, instance_id: str) -> RubricStatus | None:
+        """A task's recorded exploration outcome, if it was explored.
+
+        Raises:
+            DataError: the file is not JSON, or not a status of this version (file and field).
+        """
         path = self.rubric_status_path(instance_id)
-        if not path.exists():
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
             return None
-        status: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-        return status
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: invalid JSON ({exc.msg})") from exc
+        if not isinstance(record, dict):
+            raise DataError(f"{path}: expected a JSON object, got {type(record).__name__}")
+        return read_row(RubricStatus, record, str(path))
 
     def trajectory_path(self, instance_id: str) -> Path:
         """Where a task's exploration trajectory goes."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentic_rubrics.exceptions import BudgetExceeded
-from agentic_rubrics.types import Usage
+from agentic_rubrics.payloads import Usage
 
 
 @dataclass

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from agentic_rubrics.rows import ProgressRow, RubricStatus, Trajectory
 from agentic_rubrics.types import SCHEMA, Rubric
 
 RUN_FOLDER_SCHEMA = SCHEMA
@@ -29,10 +30,10 @@ class RubricRecord(BaseModel):
     """The task."""
     rubric_yaml: str | None
     """The rubric as written to ``rubrics.yaml``; ``None`` when exploring failed."""
-    status: dict[str, Any]
+    status: RubricStatus
     """``status.json``: ``status`` (ok / failed), ``reason``, ``source``, ``hash``, item counts, the
     repository's record, grounding, seconds."""
-    trajectory: dict[str, Any] | None = None
+    trajectory: Trajectory | None = None
     """``trajectories/<id>.json`` (redacted), when trajectories are kept."""
     fresh: bool = True
     """False: it was already in the run folder (nothing to write)."""
@@ -74,7 +75,7 @@ class TaskRecord(BaseModel):
     """False: the ``explore`` stage alone ran (no verdicts, no progress row)."""
     verdict_rows: list[dict[str, Any]] = Field(default_factory=list)
     """``verdicts.jsonl`` rows: one per item, candidate and repeat."""
-    progress: dict[str, Any] | None = None
+    progress: ProgressRow | None = None
     """The ``progress.jsonl`` row that marks the task done: the inputs it was scored on (as hashes),
     rubric status, each selector's features (``baselines``), cost by phase, seconds."""
     patches: list[dict[str, Any]] | None = None
@@ -91,5 +92,11 @@ class TaskRecord(BaseModel):
 
 
 def run_folder_schema() -> dict[str, Any]:
-    """The JSON schema of a finished task's record, with the run folder's version."""
-    return {"version": RUN_FOLDER_SCHEMA, "task_record": TaskRecord.model_json_schema()}
+    """The JSON schema of a finished task's record and of the run folder's rows, with its version."""
+    return {
+        "version": RUN_FOLDER_SCHEMA,
+        "task_record": TaskRecord.model_json_schema(),
+        "progress_row": ProgressRow.model_json_schema(by_alias=True),
+        "rubric_status": RubricStatus.model_json_schema(by_alias=True),
+        "trajectory": Trajectory.model_json_schema(by_alias=True),
+    }

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_rubrics.data import RunFolder
+from agentic_rubrics.rows import PhaseCost
 from agentic_rubrics.types import Task
 
 TRANSIENT_VERDICTS = frozenset({"provider_error", "budget"})
@@ -65,7 +66,7 @@ class RetryPlan:
     """``[candidate_id, repeat]`` pairs to judge again."""
     kept_rows: list[dict[str, Any]] = field(default_factory=list)
     """Verdict rows kept as they are."""
-    cost: dict[str, dict[str, float]] = field(default_factory=dict)
+    cost: dict[str, PhaseCost] = field(default_factory=dict)
     """What the task cost before (added to what the retry costs)."""
 
     def pairs(self) -> set[tuple[str, int]]:
@@ -92,19 +93,15 @@ def plan_retries(
         progress = done.get(iid)
         if progress is None:
             status = folder.rubric_status(iid) if rubrics else None
-            if (
-                status
-                and status.get("status") != "ok"
-                and transient_rubric_failure(status.get("reason"))
-            ):
+            if status and status.status != "ok" and transient_rubric_failure(status.reason):
                 plans[iid] = RetryPlan(redo_rubric=True)
             continue
         if not verdicts:
             continue  # exploring alone: a judged task is left as it is
-        rubric = progress["rubric"]
-        if rubric["status"] != "ok":
-            if rubrics and transient_rubric_failure(rubric.get("reason")):
-                plans[iid] = RetryPlan(redo_rubric=True, cost=progress.get("cost") or {})
+        rubric = progress.rubric
+        if rubric.status != "ok":
+            if rubrics and transient_rubric_failure(rubric.reason):
+                plans[iid] = RetryPlan(redo_rubric=True, cost=progress.cost)
             continue
         rows = rows_by_task.get(iid, [])
         gaps = sorted({(r["candidate_id"], r["repeat"]) for r in rows if transient_verdict(r)})
@@ -114,7 +111,7 @@ def plan_retries(
                 redo_rubric=False,
                 redo=[list(g) for g in gaps],
                 kept_rows=kept,
-                cost=progress.get("cost") or {},
+                cost=progress.cost,
             )
     return plans
 
@@ -130,10 +127,10 @@ def merge_rows(
 
 
 def merge_costs(
-    before: dict[str, dict[str, float]], now: dict[str, dict[str, float]]
-) -> dict[str, dict[str, float]]:
+    before: dict[str, PhaseCost], now: dict[str, dict[str, float]]
+) -> dict[str, PhaseCost]:
     """A task's counts by phase over its attempts."""
-    out = {phase: dict(counts) for phase, counts in before.items()}
+    out: dict[str, PhaseCost] = {phase: dict(counts) for phase, counts in before.items()}
     for phase, counts in now.items():
         into = out.setdefault(phase, {})
         for key, value in counts.items():

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from agentic_rubrics.reasons import MISSING_REASONS
 from agentic_rubrics.text import has_lone_surrogates, replace_lone_surrogates
 
 SCHEMA: Final = "agentic-rubrics/1"
@@ -43,39 +44,6 @@ AXIS_RANGES: Final[dict[Axis, tuple[int, int]]] = {
 
 Origin = Literal["judged", "checked", "missing"]
 Decision = Literal["accept", "review", "reject", "inconclusive"]
-
-MISSING_REASONS: Final[dict[str, str]] = {
-    "not_configured": "no judge was configured for items without a check",
-    "check_error": "the item's check could not decide (the detail says why: see CHECK_ERROR_DETAILS)",
-    "rubric_error": "the task's rubric failed to load or was never written",
-    "no_verdict": "the item has no verdict row at all",
-    "skipped_by_judge": "the judge did not answer this item, even when asked again",
-    "invalid_value": "the judge answered with something other than 0/1/true/false",
-    "empty_reply": "the judge's reply was empty",
-    "unparsable_reply": "the judge's reply held no JSON object",
-    "truncated": "the judge's reply was cut off (finish_reason 'length')",
-    "refusal": "the judge refused to answer",
-    "provider_error": "the model provider failed after bounded retries",
-    "context_window": "the prompt did not fit the model's context window (not retried)",
-    "split_vote": "repeated judgements tied",
-    "budget": "the run's cost limit was reached before this item was judged",
-    "empty_patch": "the candidate patch is empty; nothing was sent to the judge",
-    "no_repository": "the item's check needs the task's repository at its base commit; there was none",
-}
-"""The closed vocabulary of reasons a verdict can be missing."""
-
-CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
-    "invalid_check": "the check is not valid (unknown name, wrong argument, regex that does not compile)",
-    "not_a_diff": "the candidate patch is not a unified diff",
-    "invalid_text": "the candidate patch holds bytes that are not UTF-8 (or lone surrogates)",
-    "timeout": "a regex of the check ran past its time limit on this patch",
-    "not_applied": "a repository-aware check: the patch did not apply, so there is no post-image",
-    "not_parsed": "a repository-aware check: a changed file's post-image does not parse",
-    "analysis_incomplete": "a repository-aware check: a file or the usage scan could not be analysed",
-    "analysis_timeout": "a repository-aware check: the patch's analysis ran past its time limit",
-    "analysis_crashed": "a repository-aware check: the process analysing the patch died",
-}
-"""Why a check could not decide: the ``detail`` of a ``missing: check_error`` verdict."""
 
 ITEM_ID_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 
@@ -422,64 +390,3 @@ class Selection(_Frozen):
     """How many candidates shared the top ranking value (1 = no tie)."""
     pool_size: int
     """K, the number of candidates ranked."""
-
-
-# --------------------------------------------------------------------------- protocol payloads
-
-
-class Usage(_Frozen):
-    """Tokens and cost of one model call. ``cost_usd`` is ``None`` when the model cannot be priced."""
-
-    prompt_tokens: int = 0
-    """Input tokens."""
-    completion_tokens: int = 0
-    """Output tokens."""
-    cost_usd: float | None = None
-    """Dollar cost, or ``None`` when unknown (never silently 0)."""
-    cached: bool = False
-    """Served from the response cache (no cost incurred now)."""
-
-
-class Completion(_Frozen):
-    """What a ``Model`` returns for one chat completion."""
-
-    content: str | None
-    """The reply text (``None`` or empty when the model answered nothing)."""
-    finish_reason: str | None = None
-    """``stop``, ``length``, ``content_filter`` ... as the provider said."""
-    refusal: str | None = None
-    """The provider's refusal message, when it sent one."""
-    model: str = ""
-    """The model that answered."""
-    usage: Usage = Field(default_factory=Usage)
-    """Tokens and cost."""
-    logprobs: list[dict[str, Any]] | None = None
-    """Token log-probabilities where the provider returns them."""
-    tool_calls: list[ToolCall] | None = None
-    """Native tool calls the model made (untrusted: names and arguments as it wrote them)."""
-    thinking_blocks: list[dict[str, str]] | None = None
-    """Signed thinking blocks (Anthropic), sent back unchanged with the next turn of a tool loop."""
-
-
-class ToolCall(_Frozen):
-    """One native tool call of a reply, as the model wrote it."""
-
-    id: str
-    """The call's id, echoed by the tool's answer."""
-    name: str
-    """The tool the model named."""
-    arguments: str
-    """Its arguments: JSON text, unparsed (it is the model's, hence untrusted)."""
-
-
-class CommandResult(_Frozen):
-    """What a ``Sandbox`` returns for one command."""
-
-    exit_code: int | None
-    """The exit status; ``None`` when the command timed out or was killed."""
-    output: str
-    """stdout and stderr, interleaved, cut at the sandbox's output cap."""
-    truncated: bool = False
-    """The output was cut (a marker says so at the cut)."""
-    timed_out: bool = False
-    """The command ran past its timeout and was killed."""

@@ -94,7 +94,7 @@ def fit_weights(
 
 
 def feature_rows(t: TaskResult) -> dict[str, dict[str, float]]:
-    features = t.progress["baselines"]["offline_features"]
+    features = t.progress.baselines["offline_features"]
     return offline_feature_rows(features, {cid: s.score for cid, s in t.scores.items()})
 
 
@@ -115,7 +115,7 @@ def loro_rankings(
         for t in tasks:
             if repos[t.instance_id] == repo:
                 out[t.instance_id] = offline_ranking(
-                    t.progress["baselines"]["offline_features"],
+                    t.progress.baselines["offline_features"],
                     {cid: s.score for cid, s in t.scores.items()},
                     weights,
                     bias,

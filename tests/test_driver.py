@@ -12,6 +12,7 @@ import pytest
 from agentic_rubrics.data import RunFolder
 from agentic_rubrics.pipeline.driver import Job, drive
 from agentic_rubrics.records import RubricRecord, TaskRecord, run_folder_schema
+from agentic_rubrics.rows import ProgressRow, RubricStatus, RubricSummary
 from agentic_rubrics.types import SCHEMA, Candidate, Task
 
 
@@ -27,7 +28,7 @@ def _task(n: int) -> Task:
 
 def _record(job: Job) -> TaskRecord:
     iid = job.task.instance_id
-    status = {"schema": SCHEMA, "instance_id": iid, "status": "failed", "reason": "scripted"}
+    status = RubricStatus(instance_id=iid, source="scripted", status="failed", reason="scripted")
     rubric = RubricRecord(instance_id=iid, rubric_yaml=None, status=status)
     if job.explore_only:
         return TaskRecord(instance_id=iid, rubric=rubric, judged=False, calls=1, usd=0.5)
@@ -35,7 +36,9 @@ def _record(job: Job) -> TaskRecord:
            "axis": "file_change_rubrics", "weight": 1, "origin": "missing", "value": None,
            "reason": "rubric_error", "repeat": 0}  # fmt: skip
     return TaskRecord(instance_id=iid, rubric=rubric, judged=True, verdict_rows=[row],
-                      progress={"schema": SCHEMA, "instance_id": iid}, patches=[],
+                      progress=ProgressRow(instance_id=iid, candidates=[], explorer="scripted",
+                                           judge="scripted", rubric=RubricSummary(status="failed")),
+                      patches=[],
                       calls=2, usd=1.0)  # fmt: skip
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentic_rubrics.rows import Grounding, RubricSummary
 from agentic_rubrics.rubric.grounding import (
     grounding_markdown,
     grounding_record,
@@ -75,8 +76,8 @@ def test_the_report_counts_rubrics_with_grounded_items_and_leads_that_found_noth
         {"status": "failed", "grounding": {"grounded_items": 9}},
         {"status": "ok"},  # an earlier run's row
     ]  # fmt: skip
-    g = grounding_report(rows)
-    assert g == {
+    g = grounding_report(RubricSummary.model_validate(r) for r in rows)
+    assert g.model_dump() == {
         "rubrics_in_repository": 2,
         "rubrics_with_grounded_items": 1,
         "grounded_items": 3,
@@ -88,3 +89,8 @@ def test_the_report_counts_rubrics_with_grounded_items_and_leads_that_found_noth
     line = grounding_markdown(g)
     assert "1 of 2 rubrics" in line and "found nothing: 2 of 5 (module 0/1, symbol 2/4)" in line
     assert "no rubric" in grounding_markdown(grounding_report([]))
+    assert grounding_report(
+        [RubricSummary(status="ok", grounding=Grounding(leads={"x": 1}))]
+    ).leads == {
+        "x": 1
+    }  # leads without their unmatched counts (a hand-edited row) count as none unmatched

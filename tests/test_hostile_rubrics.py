@@ -25,12 +25,13 @@ from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.explore import common
 from agentic_rubrics.explore.agent import ExplorationFailed, IssueOnlyExplorer
 from agentic_rubrics.llm.door import LLM, LLMConfig
+from agentic_rubrics.payloads import Completion
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rank.rerank import yes_probability
 from agentic_rubrics.rubric.checks import check_problems, check_verdicts, imported_modules
 from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, rubric_to_yaml
 from agentic_rubrics.testing import Reply, register_script, scripted_calls
-from agentic_rubrics.types import Check, Completion
+from agentic_rubrics.types import Check
 
 from .conftest import item, rubric
 from .test_agent import EXAMPLE, VALID, explore, explorer, require_bwrap, say, scripted, write

@@ -26,6 +26,10 @@ LAYERS: list[tuple[str, list[str]]] = [
         [
             ROOT,
             "types",
+            "rows",
+            "payloads",
+            "reasons",
+            "report_json",
             "exceptions",
             "effects",
             "text",

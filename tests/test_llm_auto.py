@@ -13,8 +13,8 @@ from agentic_rubrics.llm.pool import (
     AutoPool,
     planned_processes,
 )
+from agentic_rubrics.payloads import Completion
 from agentic_rubrics.testing import LoopbackServer, Reply, register_script
-from agentic_rubrics.types import Completion
 
 
 @pytest.mark.parametrize(

@@ -368,11 +368,11 @@ def test_an_explored_rubric_is_parsed_once_and_judged_as_written(tmp_path: Path)
     # the issue-only static rubric: no repository is fetched for the task
     ctx = RunContext.build(load_config(None, {"repos": {"url_template": "none"}}), tmp_path, None)
     outcome = asyncio.run(obtain_rubric(task, ctx, None))
-    assert outcome.status["status"] == "ok" and outcome.rubric_yaml is not None
+    assert outcome.status.status == "ok" and outcome.rubric_yaml is not None
     assert outcome.parsed is not None and outcome.rubric is outcome.parsed  # no second parse
     written, warnings = parse_rubric(outcome.rubric_yaml)
-    assert outcome.parsed == written and outcome.status["lint_warnings"] == len(warnings)
-    assert outcome.status["hash"] == written.content_hash()
+    assert outcome.parsed == written and outcome.status.lint_warnings == len(warnings)
+    assert outcome.status.hash == written.content_hash()
 
 
 def test_the_offline_speed_benchmark_measures_a_run_and_hashes_its_outputs(tmp_path: Path) -> None:

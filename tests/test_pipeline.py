@@ -270,16 +270,15 @@ def test_a_report_rerun_reads_its_intervals_back(demo_run: Path, tmp_path: Path)
     again = build_report_and_results(RunFolder(folder))[0]
     after = cache.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    assert json.loads(json.dumps(again["selectors"])) == first["selectors"]
+    assert again.to_json()["selectors"] == first["selectors"]
     cached = json.loads(cache.read_text())["intervals"]
     assert len(cached) == len(set(cached)) >= 4 * 4  # one per selector and statistic at least
     other = build_report_and_results(RunFolder(folder), n_resamples=60)[0]
     assert cache.stat().st_ino != before.st_ino  # new intervals were remembered
-    assert other["selectors"]["rubric"]["roc_auc_ci"] != first["selectors"]["rubric"]["roc_auc_ci"]
+    assert other.selectors["rubric"].roc_auc_ci != first["selectors"]["rubric"]["roc_auc_ci"]
     cache.unlink()  # no cache: computed again, the same numbers
     assert (
-        json.loads(json.dumps(build_report_and_results(RunFolder(folder))[0]["selectors"]))
-        == first["selectors"]
+        build_report_and_results(RunFolder(folder))[0].to_json()["selectors"] == first["selectors"]
     )
 
 

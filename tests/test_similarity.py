@@ -118,7 +118,8 @@ def test_the_report_states_the_measure_and_the_cap(tmp_path: Path) -> None:
     config = load_config(None, {"bootstrap_resamples": 0})
     run(tasks, tmp_path / "out", config, stages=("explore", "judge"))
     report = build_report_and_results(RunFolder(tmp_path / "out"))[0]  # report.md without its plots
-    assert report["similarity"] == {
+    assert report.similarity is not None
+    assert report.similarity.model_dump() == {
         "measures": {"indel-lines": 1},
         "max_lines": 10_000,
         "capped_candidates": 0,
@@ -133,10 +134,10 @@ def test_the_report_states_the_measure_and_the_cap(tmp_path: Path) -> None:
     features = progress["baselines"]["offline_features"]
     assert {cid: f["agreement"] for cid, f in features.items()} == agreement
     # a folder written before the measure was recorded (difflib) is reported as such
-    old = {"baselines": {"self_consistency": {"a": 0.5}}}
+    old = {"self_consistency": {"a": 0.5}}
     assert similarity_summary([old]) == {
         "measures": {"difflib-ratio": 1},
         "max_lines": None,
         "capped_candidates": 0,
     }
-    assert similarity_summary([{"baselines": {}}]) is None
+    assert similarity_summary([{}]) is None

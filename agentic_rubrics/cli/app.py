@@ -116,7 +116,7 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
 
         folder = RunFolder(out)
         statuses = [folder.rubric_status(t.instance_id) for t in loaded]
-        _finish_problems(explore_problems([s for s in statuses if s is not None]).as_dict())
+        _finish_problems(explore_problems([s for s in statuses if s is not None]))
 
 
 TasksOpt = Annotated[Path, typer.Option("--tasks", help="Tasks JSONL file (one task per line).")]

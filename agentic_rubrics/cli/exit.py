@@ -12,9 +12,12 @@ Exit codes (also in the README):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from agentic_rubrics.report_json import Problems
 
 EXIT_OK = 0
 """The command did its job (warnings, if any, are printed at the end)."""
@@ -35,20 +38,24 @@ def failed(exc: Exception) -> typer.Exit:
 
 
 def finish(report: dict[str, Any]) -> None:
-    """The end of a command that made a report: the selection, the warnings, the failures."""
-    selection = report["selection"]
+    """The end of a command that made a report (report.json's content): the selection, the warnings,
+    the failures."""
+    from agentic_rubrics.report_json import Report
+
+    typed = Report.model_validate(report)
+    selection = typed.selection
     typer.echo(
-        f"selections.jsonl: written by the {selection['primary']} selector — {selection['reason']}",
+        f"selections.jsonl: written by the {selection.primary} selector — {selection.reason}",
         err=True,
     )
-    finish_problems(report["problems"])
+    finish_problems(typed.problems)
 
 
-def finish_problems(problems: dict[str, list[str]]) -> None:
+def finish_problems(problems: Problems) -> None:
     """Warnings, one line per cause; then the failures, and exit code 1 if there are any."""
-    for line in problems["warnings"]:
+    for line in problems.warnings:
         typer.echo(f"warning: {line}", err=True)
-    for text in problems["fatal"]:
+    for text in problems.fatal:
         typer.echo(f"error: {text}", err=True)
-    if problems["fatal"]:
+    if problems.fatal:
         raise typer.Exit(EXIT_FAILED)

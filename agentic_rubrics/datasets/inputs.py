@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from agentic_rubrics.data import RunFolder, read_jsonl
 from agentic_rubrics.exceptions import InputsChanged
 from agentic_rubrics.patch import is_empty_patch, patch_hash
+from agentic_rubrics.rows import CandidateInput, ProgressRow, RubricStatus
 from agentic_rubrics.types import SCHEMA, Task
 
 
@@ -24,22 +26,34 @@ def text_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def task_inputs(task: Task) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TaskInputs:
+    """What a progress row records about a task's inputs."""
+
+    problem_hash: str
+    """sha256 of the issue text."""
+    base_commit: str
+    """The base commit."""
+    candidates: list[CandidateInput]
+    """Each candidate's hashes and label."""
+
+
+def task_inputs(task: Task) -> TaskInputs:
     """What a progress row records about a task's inputs (labels stay with the evaluation)."""
-    return {
-        "problem_hash": text_hash(task.problem_statement),
-        "base_commit": task.base_commit,
-        "candidates": [
-            {
-                "id": c.id,
-                "sha256": text_hash(c.patch),
-                "patch_hash": patch_hash(c.patch),
-                "empty": is_empty_patch(c.patch),
-                "resolved": c.resolved,
-            }
+    return TaskInputs(
+        problem_hash=text_hash(task.problem_statement),
+        base_commit=task.base_commit,
+        candidates=[
+            CandidateInput(
+                id=c.id,
+                sha256=text_hash(c.patch),
+                patch_hash=patch_hash(c.patch),
+                empty=is_empty_patch(c.patch),
+                resolved=c.resolved,
+            )
             for c in task.candidates
         ],
-    }
+    )
 
 
 def patch_rows(task: Task) -> list[dict[str, Any]]:
@@ -66,17 +80,17 @@ def scored_patches(folder: RunFolder) -> dict[tuple[str, str, str], str]:
     }
 
 
-def changes(task: Task, recorded: dict[str, Any]) -> list[str]:
+def changes(task: Task, recorded: ProgressRow | RubricStatus) -> list[str]:
     """What differs between a task and what the run folder recorded for it (a progress row, or the
     status of a rubric explored but not yet judged); empty when nothing the results rest on changed."""
     out: list[str] = []
-    if recorded.get("problem_hash") not in (None, text_hash(task.problem_statement)):
+    if recorded.problem_hash not in (None, text_hash(task.problem_statement)):
         out.append("issue text")
-    if "base_commit" in recorded and recorded["base_commit"] != task.base_commit:
-        out.append(f"base_commit {recorded['base_commit']!r} -> {task.base_commit!r}")
-    if "candidates" not in recorded:
+    if "base_commit" in recorded.model_fields_set and recorded.base_commit != task.base_commit:
+        out.append(f"base_commit {recorded.base_commit!r} -> {task.base_commit!r}")
+    if not isinstance(recorded, ProgressRow):
         return out
-    old = {c["id"]: c for c in recorded["candidates"]}
+    old = {c.id: c for c in recorded.candidates}
     new = {c.id: c.patch for c in task.candidates}
     added = [cid for cid in new if cid not in old]
     removed = [cid for cid in old if cid not in new]
@@ -85,9 +99,9 @@ def changes(task: Task, recorded: dict[str, Any]) -> list[str]:
         for cid, patch in new.items()
         if cid in old
         and (
-            old[cid]["sha256"] != text_hash(patch)
-            if "sha256" in old[cid]
-            else old[cid]["patch_hash"] != patch_hash(patch)
+            old[cid].sha256 != text_hash(patch)
+            if old[cid].sha256 is not None
+            else old[cid].patch_hash != patch_hash(patch)
         )
     ]
     if edited:
@@ -109,7 +123,7 @@ def changed_tasks(folder: RunFolder, tasks: Iterable[Task]) -> dict[str, list[st
     done = folder.progress()
     out: dict[str, list[str]] = {}
     for task in tasks:
-        recorded = done.get(task.instance_id)
+        recorded: ProgressRow | RubricStatus | None = done.get(task.instance_id)
         if recorded is None:
             recorded = folder.rubric_status(task.instance_id)
         found = changes(task, recorded) if recorded is not None else []

@@ -60,8 +60,7 @@ def load_labels(path: Path) -> Labels:
 def recorded_labels(folder: RunFolder, why: str = "") -> Labels:
     """The labels the run folder recorded when each task was judged."""
     values = {
-        iid: {c["id"]: c.get("resolved") for c in row["candidates"]}
-        for iid, row in folder.progress().items()
+        iid: {c.id: c.resolved for c in row.candidates} for iid, row in folder.progress().items()
     }
     return Labels("labels recorded in the run folder when each task was judged" + why, values)
 

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentic_rubrics.payloads import Completion, ToolCall
 from agentic_rubrics.prompts import Prompt
-from agentic_rubrics.types import Completion, ToolCall
 
 TOOLS = ("bash", "view", "search", "validate", "submit")
 _BLOCK = re.compile(r"```([a-z]+)[ \t]*\n(.*?)```", re.S)

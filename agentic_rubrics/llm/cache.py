@@ -11,8 +11,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from agentic_rubrics.payloads import Completion
 from agentic_rubrics.text import utf8_bytes
-from agentic_rubrics.types import SCHEMA, Completion
+from agentic_rubrics.types import SCHEMA
 
 
 class ResponseCache:

@@ -33,9 +33,9 @@ from agentic_rubrics.llm.errors import CallFailed, PhaseGuard, classify
 from agentic_rubrics.llm.params import import_litellm
 from agentic_rubrics.llm.reply import redact_completion, to_completion
 from agentic_rubrics.llm.spend import SpendLog, recorded
+from agentic_rubrics.payloads import Completion
 from agentic_rubrics.redaction import Redactor, split_credentials, url_secrets
 from agentic_rubrics.text import clean_value, has_lone_surrogates
-from agentic_rubrics.types import Completion
 
 if TYPE_CHECKING:
     from agentic_rubrics.llm.params import ModelTraits

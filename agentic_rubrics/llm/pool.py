@@ -24,7 +24,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
-from agentic_rubrics.types import Completion
+from agentic_rubrics.payloads import Completion
 
 log = logging.getLogger(__name__)
 

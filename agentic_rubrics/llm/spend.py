@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.llm.errors import CallFailed
-from agentic_rubrics.types import Completion, Usage
+from agentic_rubrics.payloads import Completion, Usage
 
 _FIELDS = (
     "requests", "calls", "failed_calls", "in_flight_unknown", "prompt_tokens", "completion_tokens",

@@ -94,8 +94,10 @@ def store(folder: RunFolder, record: TaskRecord) -> None:
         if rubric.rubric_yaml is not None:
             atomic_write_text(folder.rubric_path(rubric.instance_id), rubric.rubric_yaml)
         if rubric.trajectory is not None:
-            atomic_write_json(folder.trajectory_path(rubric.instance_id), rubric.trajectory)
-        atomic_write_json(folder.rubric_status_path(rubric.instance_id), rubric.status)
+            atomic_write_json(
+                folder.trajectory_path(rubric.instance_id), rubric.trajectory.to_json()
+            )
+        atomic_write_json(folder.rubric_status_path(rubric.instance_id), rubric.status.to_json())
     if record.judged:
         assert record.progress is not None  # a judged record always has its progress row
         folder.record_task(record.verdict_rows, record.progress, record.patches)

@@ -29,6 +29,7 @@ from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refus
 from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
 from agentic_rubrics.pipeline.lock import folder_lock
 from agentic_rubrics.report.problems import diagnose
+from agentic_rubrics.report_json import Report
 from agentic_rubrics.retry import RetryPlan, plan_retries
 from agentic_rubrics.types import Task
 
@@ -49,7 +50,8 @@ async def run_async(
     redo_changed: bool = False,
     retry_missing: bool = True,
 ) -> dict[str, Any] | None:
-    """Run the stages over every task of ``tasks_file`` into ``out``; return the report if made.
+    """Run the stages over every task of ``tasks_file`` into ``out``; return report.json's content if
+    the report was made.
 
     ``api_key`` is used for model calls and never written anywhere. A task whose inputs differ from
     what the folder scored is refused, unless ``redo_changed``: then that task alone is redone.
@@ -143,7 +145,8 @@ class _Job:
             )  # fmt: skip
         if "report" not in stages:
             return None
-        return write_report(folder, labels=from_tasks(tasks, f"tasks file {self.tasks_file}"))
+        labels = from_tasks(tasks, f"tasks file {self.tasks_file}")
+        return write_report(folder, labels=labels).to_json()
 
 
 def write_report(
@@ -153,7 +156,7 @@ def write_report(
     labels: Labels | None = None,
     seed: int | None = None,
     selectors: list[str] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """Build report.json, report.md, scores.jsonl and selections.jsonl from the run folder.
 
     Labels come from ``labels``, else from ``tasks``, else from the run's own tasks file (see
@@ -168,15 +171,15 @@ def write_report(
     report, results = build_report_and_results(
         folder, labels=labels, seed=seed, selectors=selectors
     )
-    report["problems"] = diagnose(report).as_dict()
+    report.problems = diagnose(report)
     draw = folder.config()["config"].get("plots", True)  # a folder from before the option: drawn
     plots = []
     if draw:
         from agentic_rubrics.report.plots import write_plots
 
         plots = write_plots(folder.root, report, results)
-    report["plots"] = [path for _, path in plots]
-    atomic_write_json(folder.report_json, report)
+    report.plots = [path for _, path in plots]
+    atomic_write_json(folder.report_json, report.to_json())
     atomic_write_text(folder.report_md, render_markdown(report, plots))
     atomic_write_text(
         folder.scores_path,
@@ -226,7 +229,7 @@ def _report_locked(
         labels = labels or from_tasks(tasks, f"tasks file {tasks_file}")
     return write_report(
         folder, labels=labels or recorded_labels(folder), seed=seed, selectors=selectors
-    )
+    ).to_json()
 
 
 def run(

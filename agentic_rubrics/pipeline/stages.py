@@ -30,6 +30,12 @@ from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.judging import baselines_for, generator_warning, judge_task
 from agentic_rubrics.records import RubricRecord, TaskRecord
 from agentic_rubrics.retry import RetryPlan, merge_costs, merge_rows
+from agentic_rubrics.rows import (
+    ProgressRow,
+    RubricStatus,
+    RubricSummary,
+    Trajectory,
+)
 from agentic_rubrics.rubric.checks_repo import repo_analyses
 from agentic_rubrics.rubric.file import (
     dump_rubric_document,
@@ -50,7 +56,7 @@ def earlier_rubric(folder: RunFolder, instance_id: str) -> RubricRecord | None:
     status = folder.rubric_status(instance_id)
     if status is None:
         return None
-    ok = status["status"] == "ok"
+    ok = status.status == "ok"
     text = folder.rubric_path(instance_id).read_text(encoding="utf-8") if ok else None
     return RubricRecord(instance_id=instance_id, rubric_yaml=text, status=status, fresh=False)
 
@@ -96,22 +102,27 @@ async def obtain_rubric(task: Task, ctx: RunContext, earlier: RubricRecord | Non
     status["seconds"] = round(time.monotonic() - started, 3)
     record = None
     if config.trajectories and status["source"] != "reused":
-        record = ctx.redact(
-            {
-                "schema": SCHEMA,
-                "instance_id": task.instance_id,
-                "explorer": explorer.name,
-                "model": config.explorer.model.model if config.explorer.model else None,
-                "sandbox": sandbox_kind,
-                "status": status["status"],
-                "reason": status.get("reason"),
-                "turns": len(trajectory),
-                "cost": ctx.ledger.for_task(task.instance_id).get("explore", {}),
-                "steps": trajectory,
-            }
+        record = Trajectory.model_validate(
+            ctx.redact(
+                {
+                    "schema": SCHEMA,
+                    "instance_id": task.instance_id,
+                    "explorer": explorer.name,
+                    "model": config.explorer.model.model if config.explorer.model else None,
+                    "sandbox": sandbox_kind,
+                    "status": status["status"],
+                    "reason": status.get("reason"),
+                    "turns": len(trajectory),
+                    "cost": ctx.ledger.for_task(task.instance_id).get("explore", {}),
+                    "steps": trajectory,
+                }
+            )
         )
     return RubricRecord(
-        instance_id=task.instance_id, rubric_yaml=text, status=status, trajectory=record
+        instance_id=task.instance_id,
+        rubric_yaml=text,
+        status=RubricStatus.model_validate(status),
+        trajectory=record,
     ).with_parsed(rubric)
 
 
@@ -256,26 +267,33 @@ async def compute_task(
     judge_model = config.judge.model
     own_output = generator_warning(task, judge_model.model) if judge_model is not None else 0
     status = rubric_outcome.status
-    progress = {
-        "schema": SCHEMA,
-        "instance_id": task.instance_id,
-        "repo": task.repo,
-        # the hash, the base commit, each candidate's patch hash and label
-        **task_inputs(task),
-        "explorer": config.explorer.kind if config.rubrics_dir is None else "reused",
-        "judge": ctx.judge.name,
-        "repeats": repeats,
-        "rubric": {
-            **{k: status.get(k) for k in ("status", "reason", "hash", "source", "items")},
-            "repository": repository_source(status),
-            "grounding": status.get("grounding"),
-        },
-        "baselines": baselines,
-        "verdict_rows": len(rows),
-        "judge_generated_candidates": own_output,
-        "cost": merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
-        "seconds": round(time.monotonic() - started, 3),
-    }
+    inputs = task_inputs(
+        task
+    )  # the hash, the base commit, each candidate's hashes and label
+    progress = ProgressRow(
+        instance_id=task.instance_id,
+        repo=task.repo,
+        problem_hash=inputs.problem_hash,
+        base_commit=inputs.base_commit,
+        candidates=inputs.candidates,
+        explorer=config.explorer.kind if config.rubrics_dir is None else "reused",
+        judge=ctx.judge.name,
+        repeats=repeats,
+        rubric=RubricSummary(
+            status=status.status,
+            reason=status.reason,
+            hash=status.hash,
+            source=status.source,
+            items=status.items,
+            repository=repository_source(status),
+            grounding=status.grounding,
+        ),
+        baselines=baselines,
+        verdict_rows=len(rows),
+        judge_generated_candidates=own_output,
+        cost=merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
+        seconds=round(time.monotonic() - started, 3),
+    )
     calls, usd = _spent(ctx, task.instance_id)
     return TaskRecord(
         instance_id=task.instance_id,

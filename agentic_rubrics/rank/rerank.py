@@ -16,8 +16,9 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentic_rubrics.patch import is_empty_patch
+from agentic_rubrics.payloads import Completion
 from agentic_rubrics.text import has_lone_surrogates
-from agentic_rubrics.types import CandidateScore, Completion, Selection
+from agentic_rubrics.types import CandidateScore, Selection
 
 if TYPE_CHECKING:
     from agentic_rubrics import Model
@@ -373,7 +374,7 @@ def offline_ranking(
     return out
 
 
-def similarity_summary(progress: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+def similarity_summary(stored: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """What the report says about agreement: the measure, the line cap and how many were capped.
 
     ``None`` when no task recorded agreement values. Tasks computed before the measure was recorded
@@ -381,8 +382,7 @@ def similarity_summary(progress: Iterable[Mapping[str, Any]]) -> dict[str, Any] 
     """
     measures: dict[str, int] = {}
     capped = max_lines = 0
-    for row in progress:
-        baselines = row.get("baselines") or {}
+    for baselines in stored:  # each task's selector features (its progress row's ``baselines``)
         if "self_consistency" not in baselines and "offline_features" not in baselines:
             continue
         record = baselines.get("similarity") or {"measure": "difflib-ratio"}

@@ -18,6 +18,7 @@ from agentic_rubrics.data import RunFolder, atomic_write_text
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.rank.metrics import flakiness
 from agentic_rubrics.report.build import TaskResult, build_report_and_results
+from agentic_rubrics.report_json import Report
 
 HIGH_UTILITY = (
     "rule break", "band-aid fix", "wrong layer", "root cause missed", "missing edges", "scope creep",
@@ -52,7 +53,7 @@ class Audit:
 
     folder: Path
     results: list[TaskResult]
-    report: dict[str, Any]
+    report: Report
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 

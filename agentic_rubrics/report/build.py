@@ -24,6 +24,8 @@ from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, get_selector
 from agentic_rubrics.report.repeats import repeat_stability
 from agentic_rubrics.report.selection import choose, primary_reason
+from agentic_rubrics.report_json import Report
+from agentic_rubrics.rows import ProgressRow
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
 from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
@@ -38,7 +40,7 @@ class TaskResult:
     """Everything the report needs about one task, rebuilt from the run folder."""
 
     instance_id: str
-    progress: dict[str, Any]
+    progress: ProgressRow
     rubric: Rubric | None
     scores: dict[str, CandidateScore]
     labels: dict[str, bool | None]
@@ -53,8 +55,7 @@ class TaskResult:
     @property
     def baselines(self) -> dict[str, Any]:
         """The selectors' features stored at judge time."""
-        stored: dict[str, Any] = self.progress.get("baselines") or {}
-        return stored
+        return self.progress.baselines
 
     @property
     def labelled_ids(self) -> list[str]:
@@ -89,23 +90,23 @@ def load_results(
     results = []
     for instance_id, progress in sorted(folder.progress().items()):
         rubric: Rubric | None = None
-        if progress["rubric"]["status"] == "ok":
+        if progress.rubric.status == "ok":
             try:
                 rubric, _ = load_rubric(folder.rubric_path(instance_id))
             except RubricError as exc:
                 raise DataError(f"{instance_id}: its rubric no longer loads: {exc}") from exc
-            if rubric.content_hash() != progress["rubric"]["hash"]:
+            if rubric.content_hash() != progress.rubric.hash:
                 raise DataError(f"{instance_id}: rubrics.yaml changed after it was judged")
         verdicts = by_task.get(instance_id, [])
         scores = {}
-        for cand in progress["candidates"]:
-            cid = cand["id"]
+        for cand in progress.candidates:
+            cid = cand.id
             scores[cid] = score_candidate(
                 rubric,
                 [v for v in verdicts if v.candidate_id == cid],
                 instance_id=instance_id,
                 candidate_id=cid,
-                empty_patch=cand["empty"],
+                empty_patch=cand.empty,
                 policy=policy,
             )
         result = TaskResult(
@@ -113,7 +114,7 @@ def load_results(
             progress=progress,
             rubric=rubric,
             scores=scores,
-            labels=labels.for_task(instance_id, [c["id"] for c in progress["candidates"]]),
+            labels=labels.for_task(instance_id, [c.id for c in progress.candidates]),
             verdicts=verdicts,
         )
         for name in selectors:
@@ -199,7 +200,7 @@ def build_report_and_results(
     labels: Labels | None = None,
     seed: int | None = None,
     selectors: Sequence[str] | None = None,
-) -> tuple[dict[str, Any], list[TaskResult]]:
+) -> tuple[Report, list[TaskResult]]:
     """The report, and the per-task results it was computed from (for plots and audits).
 
     ``labels``, ``seed`` and ``selectors`` are report-time settings: by default the run's tasks file's
@@ -227,9 +228,9 @@ def build_report_and_results(
     origins = Counter(v.origin for v in rows)
     missing_by_reason = Counter(v.reason for v in rows if v.origin == "missing")
     all_scores = [s for t in results for s in t.scores.values()]
-    rubric_status = Counter(t.progress["rubric"]["status"] for t in results)
+    rubric_status = Counter(t.progress.rubric.status for t in results)
     failed_reasons = Counter(
-        t.progress["rubric"]["reason"] for t in results if t.progress["rubric"]["status"] != "ok"
+        t.progress.rubric.reason for t in results if t.progress.rubric.status != "ok"
     )
     items_total = sum(s.items_total for s in all_scores)
     weight_total = sum(s.weight_total for s in all_scores)
@@ -239,7 +240,7 @@ def build_report_and_results(
         "schema": SCHEMA,
         "config_hash": recorded["config_hash"],
         "explorer": cfg["explorer"]["kind"],
-        "judge": sorted({t.progress["judge"] for t in results}),
+        "judge": sorted({t.progress.judge for t in results}),
         "policy": policy.model_dump(),
         "primary_selector": selectors[0],
         "selection": {
@@ -272,12 +273,10 @@ def build_report_and_results(
             ),
             # where each explorer's repository came from (``none``: explored without one)
             "repository": dict(
-                sorted(
-                    Counter(t.progress["rubric"].get("repository", "none") for t in results).items()
-                )
+                sorted(Counter(t.progress.rubric.repository for t in results).items())
             ),
             # items naming the repository's files; the static explorer's leads that found nothing
-            "grounding": grounding_report(t.progress["rubric"] for t in results),
+            "grounding": grounding_report(t.progress.rubric for t in results),
         },
         "verdicts": {
             "rows": len(rows),
@@ -311,11 +310,11 @@ def build_report_and_results(
             len(results),
             cfg.get("max_cost_usd"),
         ),
-        "similarity": similarity_summary(t.progress for t in results),
+        "similarity": similarity_summary(t.progress.baselines for t in results),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
     cis.save()
-    return report, results
+    return Report.model_validate(report), results
 
 
 def _ys(t: TaskResult) -> list[int]:
@@ -324,16 +323,20 @@ def _ys(t: TaskResult) -> list[int]:
 
 def _cached_calls(results: list[TaskResult]) -> float:
     """Calls served from the response cache for the finished tasks (they cost nothing)."""
-    costs = (c for t in results for c in (t.progress.get("cost") or {}).values())
+    costs = (c for t in results for c in t.progress.cost.values())
     return float(sum(c.get("cached_calls", 0) for c in costs))
 
 
 def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
     return {
-        "cost": t.progress.get("cost") or {},
+        "cost": t.progress.cost,
         "instance_id": t.instance_id,
-        "base_commit": t.progress.get("base_commit"),
-        "rubric": {k: t.progress["rubric"].get(k) for k in ("status", "reason", "hash")},
+        "base_commit": t.progress.base_commit,
+        "rubric": {
+            "status": t.progress.rubric.status,
+            "reason": t.progress.rubric.reason,
+            "hash": t.progress.rubric.hash,
+        },
         "candidates": len(t.scores),
         "resolved": sum(1 for v in t.labels.values() if v) if t.labelled else None,
         "labelled": len(t.labelled_ids),
@@ -365,8 +368,8 @@ def score_rows(results: list[TaskResult]) -> list[dict[str, Any]]:
                     "schema": SCHEMA,
                     "instance_id": t.instance_id,
                     "candidate_id": cid,
-                    "rubric_hash": t.progress["rubric"].get("hash"),
-                    "judge": t.progress.get("judge"),
+                    "rubric_hash": t.progress.rubric.hash,
+                    "judge": t.progress.judge,
                     "score": s.score,
                     "axis_scores": s.axis_scores,
                     "coverage_weight": s.coverage_weight,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from agentic_rubrics.report_json import Cost, Rate, Report, Similarity
 from agentic_rubrics.rubric.grounding import grounding_markdown
 
 
@@ -16,9 +15,9 @@ def _fmt(x: float | None, ci: list[float] | None = None) -> str:
     return text
 
 
-def _pct(rate: dict[str, Any]) -> str:
-    v = rate["value"]
-    return f"{rate['n']}/{rate['of']}" + ("" if v is None else f" ({100 * v:.1f}%)")
+def _pct(rate: Rate) -> str:
+    v = rate.value
+    return f"{rate.n}/{rate.of}" + ("" if v is None else f" ({100 * v:.1f}%)")
 
 
 def _plot_lines(plots: list[tuple[str, str]]) -> list[str]:
@@ -30,41 +29,41 @@ def _plot_lines(plots: list[tuple[str, str]]) -> list[str]:
     return lines
 
 
-def _repeat_lines(report: dict[str, Any]) -> list[str]:
-    change = report["selection_changes_between_repeats"]
+def _repeat_lines(report: Report) -> list[str]:
+    change = report.selection_changes_between_repeats
     if change is None:
         return []
     return [
-        f"- Judged items with repeats: {report['flakiness_items']}; the rubric's pick changes between"
+        f"- Judged items with repeats: {report.flakiness_items}; the rubric's pick changes between"
         f" repeats in {_pct(change)} tasks"
     ]
 
 
-def _cost_lines(cost: dict[str, Any], tasks: int) -> list[str]:
+def _cost_lines(cost: Cost, tasks: int) -> list[str]:
     lines = [
-        f"- Cost of the whole run (every process and resume): ${cost['usd']:.4f}"
-        f" (${(cost['usd_per_task'] or 0):.4f} per task) over {int(cost['requests'])} model requests:"
-        f" {int(cost['calls'])} answered, {int(cost['failed_calls'])} failed; {int(cost['cached_calls'])}"
-        f" more served from the cache; {int(cost['prompt_tokens'])} prompt and"
-        f" {int(cost['completion_tokens'])} completion tokens"
+        f"- Cost of the whole run (every process and resume): ${cost.usd:.4f}"
+        f" (${(cost.usd_per_task or 0):.4f} per task) over {int(cost.requests)} model requests:"
+        f" {int(cost.calls)} answered, {int(cost.failed_calls)} failed; {int(cost.cached_calls)}"
+        f" more served from the cache; {int(cost.prompt_tokens)} prompt and"
+        f" {int(cost.completion_tokens)} completion tokens"
     ]
-    if cost["unknown_cost_calls"]:
+    if cost.unknown_cost_calls:
         lines.append(
-            f"- {int(cost['unknown_cost_calls'])} calls could not be priced: the dollar figure leaves them out"
+            f"- {int(cost.unknown_cost_calls)} calls could not be priced: the dollar figure leaves them out"
         )
-    if cost["in_flight_unknown"]:
+    if cost.in_flight_unknown:
         lines.append(
-            f"- {int(cost['in_flight_unknown'])} requests were in flight when a process was killed:"
+            f"- {int(cost.in_flight_unknown)} requests were in flight when a process was killed:"
             " their cost is unknown and left out of the dollar figure (the budget counts each at the"
             " mean cost of a priced request)"
         )
-    if cost["max_cost_usd"] is not None:
-        over = cost["budget_charge_usd"] - cost["max_cost_usd"]
+    if cost.max_cost_usd is not None:
+        over = cost.budget_charge_usd - cost.max_cost_usd
         lines.append(
-            f"- Budget: ${cost['max_cost_usd']:.4f}; counted against it: ${cost['budget_charge_usd']:.4f}"
+            f"- Budget: ${cost.max_cost_usd:.4f}; counted against it: ${cost.budget_charge_usd:.4f}"
             + (f" (over by ${over:.4f}: requests already in flight finish)" if over > 0 else "")
         )
-    for phase, c in sorted(cost["by_phase"].items()):
+    for phase, c in sorted(cost.by_phase.items()):
         lines.append(
             f"  - {phase}: {int(c['calls'])} calls, ${c['usd']:.4f}, "
             f"{int(c['prompt_tokens'] + c['completion_tokens'])} tokens"
@@ -72,78 +71,75 @@ def _cost_lines(cost: dict[str, Any], tasks: int) -> list[str]:
     return lines
 
 
-def _problem_lines(report: dict[str, Any]) -> list[str]:
-    problems = report.get("problems") or {}
-    if not problems.get("fatal") and not problems.get("warnings"):
+def _problem_lines(report: Report) -> list[str]:
+    problems = report.problems
+    if not problems.fatal and not problems.warnings:
         return []
     out = ["## Problems", ""]
-    for text in problems.get("fatal", []):
+    for text in problems.fatal:
         out += [f"**Failed:** {text}", ""]
-    out += [f"- {line}" for line in problems.get("warnings", [])]
+    out += [f"- {line}" for line in problems.warnings]
     return [*out, ""]
 
 
-def _label_lines(report: dict[str, Any]) -> list[str]:
-    c, labels = report["counts"], report["labels"]
+def _label_lines(report: Report) -> list[str]:
+    c, labels = report.counts, report.labels
     out = [
-        f"Labels: {labels['source']}; {c['candidates_labelled']} of {c['candidates']} candidates"
-        " labelled."
+        f"Labels: {labels.source}; {c.candidates_labelled} of {c.candidates} candidates labelled."
     ]
-    left = labels["left_out"]
-    if left["tasks_without_a_labelled_candidate"] or left["unlabelled_candidates"]:
+    left = labels.left_out
+    if left.tasks_without_a_labelled_candidate or left.unlabelled_candidates:
         out[0] += (
-            f" Left out of every metric: {left['unlabelled_candidates']} unlabelled candidates"
+            f" Left out of every metric: {left.unlabelled_candidates} unlabelled candidates"
             f" (their tasks count with their labelled candidates) and"
-            f" {left['tasks_without_a_labelled_candidate']} tasks with no labelled candidate."
+            f" {left.tasks_without_a_labelled_candidate} tasks with no labelled candidate."
         )
     return out
 
 
-def _similarity_lines(similarity: dict[str, Any] | None) -> list[str]:
+def _similarity_lines(similarity: Similarity | None) -> list[str]:
     if similarity is None:
         return []
     names = {
         "indel-lines": "normalized Indel similarity (2 LCS / total) of changed lines",
         "difflib-ratio": "difflib's ratio of changed lines",
     }
-    measures = ", ".join(
-        f"{names.get(m, m)} ({n} tasks)" for m, n in similarity["measures"].items()
-    )
-    cap = similarity["max_lines"]
+    measures = ", ".join(f"{names.get(m, m)} ({n} tasks)" for m, n in similarity.measures.items())
+    cap = similarity.max_lines
     return [
         "",
         f"Agreement between candidates (self_consistency, offline): {measures}"
         + (
             f"; at most the first {cap} changed lines of a patch are compared"
-            f" ({similarity['capped_candidates']} candidates had more)."
+            f" ({similarity.capped_candidates} candidates had more)."
             if cap
             else "."
         ),
     ]
 
 
-def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None = None) -> str:
+def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) -> str:
     """A readable report: selection quality by K, ranking quality, coverage, decisions, cost, plots."""
-    c = report["counts"]
-    sel = report["selectors"]
+    c = report.counts
+    sel = report.selectors
     names = list(sel)
+    selection = report.selection
     out = [
         "# agentic-rubrics report",
         "",
-        f"Explorer `{report['explorer']}`, judge `{', '.join(report['judge']) or 'none'}`, "
-        f"configuration `{report['config_hash'][:19]}`. {c['tasks']} tasks ({c['tasks_labelled']} labelled),"
-        f" {c['candidates']} candidates ({c['resolved']} of {c['candidates_labelled']} labelled ones resolved).",
+        f"Explorer `{report.explorer}`, judge `{', '.join(report.judge) or 'none'}`, "
+        f"configuration `{report.config_hash[:19]}`. {c.tasks} tasks ({c.tasks_labelled} labelled),"
+        f" {c.candidates} candidates ({c.resolved} of {c.candidates_labelled} labelled ones resolved).",
         "",
         *_label_lines(report),
         "",
         *_problem_lines(report),
-        f"Selections (`selections.jsonl`): the `{report['selection']['primary']}` selector,"
-        f" {report['selection']['reason']}."
+        f"Selections (`selections.jsonl`): the `{selection.primary}` selector, {selection.reason}."
         + (
             " Where it had no value, the next selector with one picked: "
-            + ", ".join(f"{k} in {n} task(s)" for k, n in report["selection"]["fallbacks"].items())
+            + ", ".join(f"{k} in {n} task(s)" for k, n in selection.fallbacks.items())
             + "."
-            if report["selection"]["fallbacks"]
+            if selection.fallbacks
             else ""
         ),
         "",
@@ -155,12 +151,10 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
         "| K | " + " | ".join(names) + " | oracle Pass@K | Random@K |",
         "|---:|" + "---|" * (len(names) + 2),
     ]
-    for k in report["oracle_pass_at_k"]:
-        cells = [_fmt(sel[n]["best_at_k"][k], sel[n]["best_at_k_ci"][k]) for n in names]
+    for k, oracle in report.oracle_pass_at_k.items():
+        cells = [_fmt(sel[n].best_at_k[k], sel[n].best_at_k_ci[k]) for n in names]
         out.append(
-            f"| {k} | "
-            + " | ".join(cells)
-            + f" | {_fmt(report['oracle_pass_at_k'][k])} | {_fmt(report['random_at_k'])} |"
+            f"| {k} | " + " | ".join(cells) + f" | {_fmt(oracle)} | {_fmt(report.random_at_k)} |"
         )
     out += [
         "",
@@ -172,52 +166,55 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
     for n in names:
         m = sel[n]
         out.append(
-            f"| {n}{' (primary)' if n == report['primary_selector'] else ''} "
-            f"| {_fmt(m['realised_best_at_1'], m['realised_best_at_1_ci'])} "
-            f"| {_fmt(m['roc_auc'], m['roc_auc_ci'])} | {_fmt(m['pr_auc'], m['pr_auc_ci'])} "
-            f"| {_pct(m['scored_candidates'])} | {_fmt(m['tie_rate'])} |"
+            f"| {n}{' (primary)' if n == report.primary_selector else ''} "
+            f"| {_fmt(m.realised_best_at_1, m.realised_best_at_1_ci)} "
+            f"| {_fmt(m.roc_auc, m.roc_auc_ci)} | {_fmt(m.pr_auc, m.pr_auc_ci)} "
+            f"| {_pct(m.scored_candidates)} | {_fmt(m.tie_rate)} |"
         )
-    out += _similarity_lines(report.get("similarity"))
-    cov = report["coverage"]
-    v = report["verdicts"]
-    missing = ", ".join(f"{k} {n}" for k, n in v["missing_by_reason"].items()) or "none"
-    failed = ", ".join(f"{k} {n}" for k, n in report["rubrics"]["failed"].items()) or "none"
+    out += _similarity_lines(report.similarity)
+    cov = report.coverage
+    v = report.verdicts
+    rubrics = report.rubrics
+    missing = ", ".join(f"{k} {n}" for k, n in v.missing_by_reason.items()) or "none"
+    failed = ", ".join(f"{k} {n}" for k, n in rubrics.failed.items()) or "none"
+    origins = {o: v.origins.get(o, 0) for o in ("judged", "checked", "missing")}
+    policy = report.policy
     out += [
         "",
         "## Coverage and provenance",
         "",
-        f"- Rubrics: {_pct(cov['tasks_with_rubric'])} tasks; failed: {failed}. "
-        f"{report['rubrics']['items']} items, {report['rubrics']['checked_items']} with a deterministic check.",
-        f"- Repositories explored: {_repositories(report['rubrics'].get('repository', {}))}.",
-        grounding_markdown(report["rubrics"].get("grounding", {})),
-        f"- Verdicts: {v['rows']} rows — judged {v['origins']['judged']}, checked {v['origins']['checked']}, "
-        f"missing {v['origins']['missing']} ({missing}). Missing verdicts are excluded from S, never 0.",
-        f"- Items with a verdict: {_pct(cov['items_with_verdict'])}; weight with a verdict: "
-        f"{_pct(cov['weight_with_verdict'])}; candidates with S: {_pct(cov['candidates_with_score'])}.",
+        f"- Rubrics: {_pct(cov.tasks_with_rubric)} tasks; failed: {failed}. "
+        f"{rubrics.items} items, {rubrics.checked_items} with a deterministic check.",
+        f"- Repositories explored: {_repositories(rubrics.repository)}.",
+        grounding_markdown(rubrics.grounding),
+        f"- Verdicts: {v.rows} rows — judged {origins['judged']}, checked {origins['checked']}, "
+        f"missing {origins['missing']} ({missing}). Missing verdicts are excluded from S, never 0.",
+        f"- Items with a verdict: {_pct(cov.items_with_verdict)}; weight with a verdict: "
+        f"{_pct(cov.weight_with_verdict)}; candidates with S: {_pct(cov.candidates_with_score)}.",
         "",
         "## Decisions",
         "",
-        f"Policy: accept S ≥ {report['policy']['accept']}, review S ≥ {report['policy']['review']}, "
-        f"inconclusive below {report['policy']['min_coverage']} coverage by weight.",
+        f"Policy: accept S ≥ {policy['accept']}, review S ≥ {policy['review']}, "
+        f"inconclusive below {policy['min_coverage']} coverage by weight.",
         "",
         "| accept | review | reject | inconclusive |",
         "|---:|---:|---:|---:|",
         "| "
         + " | ".join(
-            str(report["decisions"][d]) for d in ("accept", "review", "reject", "inconclusive")
+            str(report.decisions.get(d, 0)) for d in ("accept", "review", "reject", "inconclusive")
         )
         + " |",
         "",
         "Reasons: "
-        + (", ".join(f"{k} {n}" for k, n in report["decision_reasons"].items()) or "none")
+        + (", ".join(f"{k} {n}" for k, n in report.decision_reasons.items()) or "none")
         + ".",
         "",
         "## Repeats and cost",
         "",
-        f"- Flakiness: {_fmt(report['flakiness'])}"
-        + (" (nothing was judged more than once)" if report["flakiness"] is None else ""),
+        f"- Flakiness: {_fmt(report.flakiness)}"
+        + (" (nothing was judged more than once)" if report.flakiness is None else ""),
         *_repeat_lines(report),
-        *_cost_lines(report["cost"], report["counts"]["tasks"]),
+        *_cost_lines(report.cost, report.counts.tasks),
         "",
         *_plot_lines(plots or []),
         "## Tasks",
@@ -225,20 +222,16 @@ def render_markdown(report: dict[str, Any], plots: list[tuple[str, str]] | None 
         "| task | K | resolved | rubric | " + " | ".join(f"{n} pick" for n in names) + " |",
         "|---|---:|---:|---|" + "---|" * len(names),
     ]
-    for t in report["tasks"]:
+    for t in report.tasks:
         picks = []
         for n in names:
-            p = t["picks"][n]
-            mark = {True: "✓", False: "✗", None: "?"}[p["resolved"]]
-            picks.append(
-                f"{p['candidate_id']} {mark}" + (f" (tie of {p['tied']})" if p["tied"] > 1 else "")
-            )
-        status = t["rubric"]["status"] + (
-            f": {t['rubric']['reason']}" if t["rubric"]["reason"] else ""
-        )
-        resolved = "n/a" if t["resolved"] is None else str(t["resolved"])
+            p = t.picks[n]
+            mark = {True: "✓", False: "✗", None: "?"}[p.resolved]
+            picks.append(f"{p.candidate_id} {mark}" + (f" (tie of {p.tied})" if p.tied > 1 else ""))
+        status = t.rubric.status + (f": {t.rubric.reason}" if t.rubric.reason else "")
+        resolved = "n/a" if t.resolved is None else str(t.resolved)
         out.append(
-            f"| {t['instance_id']} | {t['candidates']} | {resolved} | {status} | "
+            f"| {t.instance_id} | {t.candidates} | {resolved} | {status} | "
             + " | ".join(picks)
             + " |"
         )

@@ -6,34 +6,32 @@ matplotlib is imported only when a figure is drawn (:mod:`agentic_rubrics.report
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from agentic_rubrics.rank.metrics import roc_curve
 from agentic_rubrics.report.build import TaskResult
 from agentic_rubrics.report.figures import figure as _figure
 from agentic_rubrics.report.figures import save as _save
+from agentic_rubrics.report_json import Report
 from agentic_rubrics.types import AXES
 
 PLOTS_DIR = "plots"
 _COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
-def write_plots(
-    root: Path, report: dict[str, Any], results: list[TaskResult]
-) -> list[tuple[str, str]]:
+def write_plots(root: Path, report: Report, results: list[TaskResult]) -> list[tuple[str, str]]:
     """Write the plots under ``root/plots``; returns ``(title, relative path)`` pairs for report.md."""
     labelled = [t for t in results if t.labelled]
     out: list[tuple[str, str]] = []
-    selectors = list(report["selectors"])
-    ks = [int(k) for k in report["oracle_pass_at_k"]]
+    selectors = list(report.selectors)
+    ks = [int(k) for k in report.oracle_pass_at_k]
 
     if ks:
         fig, ax = _figure()
         for n, name in enumerate(selectors):
-            ys = [report["selectors"][name]["best_at_k"][str(k)] for k in ks]
+            ys = [report.selectors[name].best_at_k[str(k)] for k in ks]
             ax.plot(ks, ys, marker="o", ms=3, color=_COLORS[n % len(_COLORS)], label=name)
-        ax.plot(ks, [report["oracle_pass_at_k"][str(k)] for k in ks], "k--", label="oracle Pass@K")
-        ax.plot(ks, [report["random_at_k"]] * len(ks), "k:", label="Random@K")
+        ax.plot(ks, [report.oracle_pass_at_k[str(k)] for k in ks], "k--", label="oracle Pass@K")
+        ax.plot(ks, [report.random_at_k] * len(ks), "k:", label="Random@K")
         ax.set(
             xlabel="K (candidates drawn)",
             ylabel="share of tasks solved",
@@ -118,7 +116,7 @@ def write_plots(
                     labels.append(int(bool(t.labels[cid])))
         points = roc_curve(values, labels)
         if points:
-            curves.append((name, points, report["selectors"][name]["roc_auc"]))
+            curves.append((name, points, report.selectors[name].roc_auc))
     if curves:
         fig, ax = _figure(5.2, 4.6)
         for n, (name, points, auc) in enumerate(curves):

@@ -9,25 +9,14 @@ per cause, printed at the end of the command (and kept in report.json and report
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any
 
+from agentic_rubrics.reasons import MISSING_REASONS
+from agentic_rubrics.report_json import Problems, Report
 from agentic_rubrics.retry import TRANSIENT_VERDICTS, transient_rubric_failure
-from agentic_rubrics.types import MISSING_REASONS
+from agentic_rubrics.rows import RubricStatus
 
 # missing reasons that say nothing about the model (no model asked, by design)
 _NOT_MODEL = {"not_configured", "check_error", "empty_patch", "rubric_error", "no_verdict"}
-
-
-@dataclass
-class Problems:
-    """Fatal summaries (one paragraph each) and warnings (one line each)."""
-
-    fatal: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, list[str]]:
-        return {"fatal": self.fatal, "warnings": self.warnings}
 
 
 def _request_fix(failures: dict[str, int]) -> str:
@@ -79,41 +68,41 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
 
 
-def diagnose(report: dict[str, Any]) -> Problems:
+def diagnose(report: Report) -> Problems:
     """Fatal summaries and warnings for a finished report."""
     out = Problems()
-    tasks = report["counts"]["tasks"]
-    cost = report["cost"]
-    missing: dict[str, int] = report["verdicts"]["missing_by_reason"]
-    judged = report["verdicts"]["origins"]["judged"]
+    tasks = report.counts.tasks
+    cost = report.cost
+    missing = report.verdicts.missing_by_reason
+    judged = report.verdicts.origins.get("judged", 0)
     model_missing = {k: v for k, v in missing.items() if k not in _NOT_MODEL}
-    failed_rubrics = Counter(report["rubrics"]["failed"])
+    failed_rubrics = Counter(report.rubrics.failed)
 
-    if cost["requests"] and not cost["calls"]:
+    if cost.requests and not cost.calls:
         out.fatal.append(
-            f"Every one of the {int(cost['requests'])} model requests of this run failed"
-            f" ({_counts(cost['failures']) or 'no answer'}), so nothing a model decides was decided."
-            f" {_request_fix(cost['failures'])}"
+            f"Every one of the {int(cost.requests)} model requests of this run failed"
+            f" ({_counts(cost.failures) or 'no answer'}), so nothing a model decides was decided."
+            f" {_request_fix(cost.failures)}"
         )
     elif model_missing and not judged:
         out.fatal.append(
             f"No item was judged by the model: all {sum(model_missing.values())} items it had to"
             f" decide are missing ({_counts(model_missing)}); S rests on the checks alone."
-            f" {_request_fix(cost['failures']) if cost['failures'] else 'Resume with a higher --max-cost or look at the reasons above.'}"
+            f" {_request_fix(cost.failures) if cost.failures else 'Resume with a higher --max-cost or look at the reasons above.'}"
         )
-    if tasks and report["rubrics"]["ok"] == 0 and failed_rubrics:
+    if tasks and report.rubrics.ok == 0 and failed_rubrics:
         out.fatal.append(
             f"Every rubric failed ({tasks} tasks: {_counts(dict(failed_rubrics))}), so no candidate"
             f" has a rubric score. {rubric_fix(failed_rubrics)}"
         )
-    selection = report["selection"]
-    if tasks and selection["tasks_without_primary_value"] == tasks:
+    selection = report.selection
+    if tasks and selection.tasks_without_primary_value == tasks:
         out.fatal.append(
-            f"The primary selector {selection['primary']!r} has a value for no candidate of any of"
+            f"The primary selector {selection.primary!r} has a value for no candidate of any of"
             f" the {tasks} tasks, so its picks are arbitrary"
             + (
-                f" (selections.jsonl took the next selectors' picks: {_counts(selection['fallbacks'])})"
-                if selection["fallbacks"]
+                f" (selections.jsonl took the next selectors' picks: {_counts(selection.fallbacks)})"
+                if selection.fallbacks
                 else ""
             )
             + ". Fix what its values rest on (the rubrics and verdicts above), or put another"
@@ -129,40 +118,40 @@ def diagnose(report: dict[str, Any]) -> Problems:
         if reason == "budget":
             retry = " — resume with a higher --max-cost to judge them"
         out.warnings.append(f"{n} item verdicts missing: {reason} ({meaning}){retry}")
-    if report["rubrics"]["ok"]:
+    if report.rubrics.ok:
         for reason, n in sorted(failed_rubrics.items()):
             again = " (retried on resume)" if transient_rubric_failure(reason) else ""
             out.warnings.append(f"{n} rubric(s) failed: {reason}{again}")
-    if selection["fallbacks"] and len(out.fatal) == 0:
+    if selection.fallbacks and len(out.fatal) == 0:
         out.warnings.append(
-            f"the primary selector {selection['primary']!r} had no value in"
-            f" {selection['tasks_without_primary_value']} task(s); selections.jsonl took the next"
-            f" selector's pick there ({_counts(selection['fallbacks'])})"
+            f"the primary selector {selection.primary!r} had no value in"
+            f" {selection.tasks_without_primary_value} task(s); selections.jsonl took the next"
+            f" selector's pick there ({_counts(selection.fallbacks)})"
         )
-    if cost["calls"] and cost["failed_calls"]:
+    if cost.calls and cost.failed_calls:
         out.warnings.append(
-            f"{int(cost['failed_calls'])} of {int(cost['requests'])} model requests failed"
-            f" ({_counts(cost['failures'])})"
+            f"{int(cost.failed_calls)} of {int(cost.requests)} model requests failed"
+            f" ({_counts(cost.failures)})"
         )
-    if cost["in_flight_unknown"]:
+    if cost.in_flight_unknown:
         out.warnings.append(
-            f"{int(cost['in_flight_unknown'])} model requests were in flight when a process was"
+            f"{int(cost.in_flight_unknown)} model requests were in flight when a process was"
             " killed: their cost is unknown and left out of the dollar figure"
         )
-    left = report["labels"]["left_out"]
-    if left["unlabelled_candidates"]:
+    left = report.labels.left_out
+    if left.unlabelled_candidates:
         out.warnings.append(
-            f"{left['unlabelled_candidates']} candidates have no label and"
-            f" {left['tasks_without_a_labelled_candidate']} tasks none at all: left out of the"
-            f" metrics (labels: {report['labels']['source']})"
+            f"{left.unlabelled_candidates} candidates have no label and"
+            f" {left.tasks_without_a_labelled_candidate} tasks none at all: left out of the"
+            f" metrics (labels: {report.labels.source})"
         )
     return out
 
 
-def explore_problems(statuses: list[dict[str, Any]]) -> Problems:
+def explore_problems(statuses: list[RubricStatus]) -> Problems:
     """For ``explore`` alone: every rubric failed is fatal, some failed is a warning per reason."""
     out = Problems()
-    failed = Counter(str(s.get("reason")) for s in statuses if s.get("status") != "ok")
+    failed = Counter(str(s.reason) for s in statuses if s.status != "ok")
     if statuses and len(failed) and sum(failed.values()) == len(statuses):
         out.fatal.append(
             f"Every rubric failed ({len(statuses)} tasks: {_counts(dict(failed))})."

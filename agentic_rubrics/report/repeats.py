@@ -27,10 +27,10 @@ def repeat_stability(
     series: dict[tuple[str, str, str], dict[int, int | None]] = {}
     changed = with_repeats = 0
     for t in results:
-        repeats = int(t.progress.get("repeats", 1))
+        repeats = t.progress.repeats
         if repeats < 2:
             continue
-        hashes = {c["id"]: c["patch_hash"] for c in t.progress["candidates"]}
+        hashes = {c.id: c.patch_hash for c in t.progress.candidates}
         for v in t.verdicts:
             if v.origin == "checked" or v.reason == "empty_patch":
                 continue
@@ -43,8 +43,8 @@ def repeat_stability(
         picks = set()
         for r in range(repeats):
             scores = {}
-            for cand in t.progress["candidates"]:
-                cid = cand["id"]
+            for cand in t.progress.candidates:
+                cid = cand.id
                 rows = [
                     v
                     for v in t.verdicts
@@ -52,7 +52,7 @@ def repeat_stability(
                 ]
                 scores[cid] = score_candidate(
                     t.rubric, rows, instance_id=t.instance_id, candidate_id=cid,
-                    empty_patch=cand["empty"], policy=policy,
+                    empty_patch=cand.empty, policy=policy,
                 )  # fmt: skip
             picks.add(select(t.instance_id, rubric_ranking(scores), "rubric", seed).candidate_id)
         changed += len(picks) > 1

@@ -19,6 +19,7 @@ from agentic_rubrics.exceptions import DataError
 
 if TYPE_CHECKING:
     from agentic_rubrics.report.build import TaskResult
+    from agentic_rubrics.report_json import Report
 
 
 def has_value(selector: str, t: TaskResult) -> bool:
@@ -69,22 +70,22 @@ def primary_reason(config: dict[str, Any], selectors: list[str], given_now: bool
     return "given first in the run's selectors (--selectors or the configuration)"
 
 
-def write_selections(folder: RunFolder, report: dict[str, Any], results: list[TaskResult]) -> None:
+def write_selections(folder: RunFolder, report: Report, results: list[TaskResult]) -> None:
     """Write selections.jsonl: each task's pick (by the primary selector, or its fallback), with the
     patch it scored.
 
     Raises:
         DataError: the run folder does not hold the patch a pick was scored on.
     """
-    primary = report["primary_selector"]
+    primary = report.primary_selector
     patches = scored_patches(folder)
     lines = []
     for t in results:
         pick = t.picks[t.selected_by or primary].candidate_id
         if pick is None:
             continue
-        recorded = next(c for c in t.progress["candidates"] if c["id"] == pick)
-        patch = patches.get((t.instance_id, pick, recorded.get("sha256", "")))
+        recorded = t.progress.candidate(pick)
+        patch = patches.get((t.instance_id, pick, recorded.sha256 or ""))
         if patch is None:
             raise DataError(
                 f"{folder.patches_path}: no scored patch for {t.instance_id} candidate {pick};"

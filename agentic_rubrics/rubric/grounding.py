@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.report_json import GroundingSummary
+from agentic_rubrics.rows import RubricStatus, RubricSummary
 from agentic_rubrics.types import Rubric
 
 LEAD_KINDS = ("frame", "path", "module", "symbol", "constant", "message", "option")
@@ -85,61 +87,59 @@ def grounding_record(rubric: Rubric, root: Path | None, *, static_leads: bool) -
     return record
 
 
-def grounding_report(rubric_rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def grounding_report(rubric_rows: Iterable[RubricSummary]) -> GroundingSummary:
     """report.json's ``rubrics.grounding``: from each task's progress row (``rubric`` part)."""
     explored = with_grounded = items = with_leads = with_unmatched = 0
     leads: dict[str, int] = {}
     unmatched: dict[str, int] = {}
     for row in rubric_rows:
-        g = row.get("grounding")
-        if row.get("status") != "ok" or not isinstance(g, dict):
+        g = row.grounding
+        if row.status != "ok" or g is None:
             continue
-        if "grounded_items" in g:
+        if g.grounded_items is not None:
             explored += 1
-            items += g["grounded_items"]
-            with_grounded += g["grounded_items"] > 0
-        if "leads" in g:
+            items += g.grounded_items
+            with_grounded += g.grounded_items > 0
+        if g.leads is not None:
             with_leads += 1
-            with_unmatched += sum(g["unmatched"].values()) > 0
-            for kind, n in g["leads"].items():
+            with_unmatched += sum((g.unmatched or {}).values()) > 0
+            for kind, n in g.leads.items():
                 leads[kind] = leads.get(kind, 0) + n
-            for kind, n in g["unmatched"].items():
+            for kind, n in (g.unmatched or {}).items():
                 unmatched[kind] = unmatched.get(kind, 0) + n
-    return {
-        "rubrics_in_repository": explored,
-        "rubrics_with_grounded_items": with_grounded,
-        "grounded_items": items,
-        "rubrics_with_leads": with_leads,
-        "rubrics_with_unmatched_leads": with_unmatched,
-        "leads": dict(sorted(leads.items())),
-        "leads_unmatched": dict(sorted(unmatched.items())),
-    }
+    return GroundingSummary(
+        rubrics_in_repository=explored,
+        rubrics_with_grounded_items=with_grounded,
+        grounded_items=items,
+        rubrics_with_leads=with_leads,
+        rubrics_with_unmatched_leads=with_unmatched,
+        leads=dict(sorted(leads.items())),
+        leads_unmatched=dict(sorted(unmatched.items())),
+    )
 
 
-def grounding_markdown(g: dict[str, Any]) -> str:
+def grounding_markdown(g: GroundingSummary) -> str:
     """One line of report.md."""
-    if not g.get("rubrics_in_repository") and not g.get("rubrics_with_leads"):
+    if not g.rubrics_in_repository and not g.rubrics_with_leads:
         return "- Grounding: no rubric was written in a repository."
-    total = sum(g["leads"].values())
-    missed = sum(g["leads_unmatched"].values())
-    kinds = ", ".join(
-        f"{k} {g['leads_unmatched'].get(k, 0)}/{n}" for k, n in sorted(g["leads"].items())
-    )
+    total = sum(g.leads.values())
+    missed = sum(g.leads_unmatched.values())
+    kinds = ", ".join(f"{k} {g.leads_unmatched.get(k, 0)}/{n}" for k, n in sorted(g.leads.items()))
     line = (
-        f"- Grounding: {g['rubrics_with_grounded_items']} of {g['rubrics_in_repository']} rubrics "
-        f"written in a repository have items naming its files ({g['grounded_items']} items)."
+        f"- Grounding: {g.rubrics_with_grounded_items} of {g.rubrics_in_repository} rubrics "
+        f"written in a repository have items naming its files ({g.grounded_items} items)."
     )
-    if g["rubrics_with_leads"]:
+    if g.rubrics_with_leads:
         line += (
             f" Leads that found nothing: {missed} of {total} ({kinds or 'none'}), in "
-            f"{g['rubrics_with_unmatched_leads']} of {g['rubrics_with_leads']} rubrics."
+            f"{g.rubrics_with_unmatched_leads} of {g.rubrics_with_leads} rubrics."
         )
     return line
 
 
-def repository_source(status: dict[str, Any]) -> str:
+def repository_source(status: RubricStatus) -> str:
     """Where the explorer's tree came from: ``fetched``, ``cache``, ``repo_path`` or ``none``."""
-    repo = status.get("repository")
+    repo = status.repository
     if not isinstance(repo, dict):
         return "none"
     if repo.get("source") == "repo_path":

@@ -31,9 +31,9 @@ import tempfile
 from pathlib import Path
 
 from agentic_rubrics.exceptions import SandboxError
+from agentic_rubrics.payloads import CommandResult
 from agentic_rubrics.sandbox.holder import HOST_UID, Holder, host_user, reachable
 from agentic_rubrics.sandbox.local import WorkspaceCopy, clean_env, run_capped
-from agentic_rubrics.types import CommandResult
 
 log = logging.getLogger(__name__)
 

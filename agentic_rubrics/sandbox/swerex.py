@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics.exceptions import SandboxError
+from agentic_rubrics.payloads import CommandResult
 from agentic_rubrics.sandbox.local import TRUNCATION_MARKER, WorkspaceCopy, clean_env
 from agentic_rubrics.sandbox.swerex_docker import (
     SweRexDockerConfig,
@@ -28,7 +29,6 @@ from agentic_rubrics.sandbox.swerex_docker import (
     stop_container,
     swebench_image_id,
 )
-from agentic_rubrics.types import CommandResult
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -1,0 +1,41 @@
+"""The closed vocabularies of reason codes: why a verdict is missing, and why a check could not decide.
+
+Records hold these codes, never text from a patch or a reply; report.md explains them from here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+MISSING_REASONS: Final[dict[str, str]] = {
+    "not_configured": "no judge was configured for items without a check",
+    "check_error": "the item's check could not decide (the detail says why: see CHECK_ERROR_DETAILS)",
+    "rubric_error": "the task's rubric failed to load or was never written",
+    "no_verdict": "the item has no verdict row at all",
+    "skipped_by_judge": "the judge did not answer this item, even when asked again",
+    "invalid_value": "the judge answered with something other than 0/1/true/false",
+    "empty_reply": "the judge's reply was empty",
+    "unparsable_reply": "the judge's reply held no JSON object",
+    "truncated": "the judge's reply was cut off (finish_reason 'length')",
+    "refusal": "the judge refused to answer",
+    "provider_error": "the model provider failed after bounded retries",
+    "context_window": "the prompt did not fit the model's context window (not retried)",
+    "split_vote": "repeated judgements tied",
+    "budget": "the run's cost limit was reached before this item was judged",
+    "empty_patch": "the candidate patch is empty; nothing was sent to the judge",
+    "no_repository": "the item's check needs the task's repository at its base commit; there was none",
+}
+"""The closed vocabulary of reasons a verdict can be missing."""
+
+CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
+    "invalid_check": "the check is not valid (unknown name, wrong argument, regex that does not compile)",
+    "not_a_diff": "the candidate patch is not a unified diff",
+    "invalid_text": "the candidate patch holds bytes that are not UTF-8 (or lone surrogates)",
+    "timeout": "a regex of the check ran past its time limit on this patch",
+    "not_applied": "a repository-aware check: the patch did not apply, so there is no post-image",
+    "not_parsed": "a repository-aware check: a changed file's post-image does not parse",
+    "analysis_incomplete": "a repository-aware check: a file or the usage scan could not be analysed",
+    "analysis_timeout": "a repository-aware check: the patch's analysis ran past its time limit",
+    "analysis_crashed": "a repository-aware check: the process analysing the patch died",
+}
+"""Why a check could not decide: the ``detail`` of a ``missing: check_error`` verdict."""

@@ -1,0 +1,270 @@
+"""The run folder's rows, typed: what ``progress.jsonl``, ``rubrics/<id>/status.json`` and
+``trajectories/<id>.json`` hold, as the pipeline writes them and the report reads them.
+
+Each row carries the run folder's version (``schema``). A row read from disk is validated once, where
+it is read (:class:`~agentic_rubrics.data.RunFolder`); a row that is not of this shape is an error
+naming the file, the line and the field. Rows are written with the keys that were set, so the files
+keep the shape they had before these models existed (a key absent from an older row takes its default).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
+
+from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.types import SCHEMA
+
+Row = TypeVar("Row", bound=BaseModel)
+
+RubricOutcome = Literal["ok", "failed"]
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as written: JSON values, the keys that were set (``schema`` always)."""
+        out = self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        version = getattr(self, "schema_", None)  # the rows that carry the folder's version
+        if version is not None:
+            out["schema"] = version
+        return out
+
+
+class Grounding(BaseModel):
+    """How far a rubric is grounded (:mod:`agentic_rubrics.grounding`): counts only, never paths."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    grounded_items: int | None = None
+    """Items whose check names a file of the repository (with a repository at hand)."""
+    named_paths: int | None = None
+    """Distinct exact file paths the rubric's checks name (with a repository at hand)."""
+    named_paths_missing: int | None = None
+    """Of those, paths that are not files of the repository."""
+    leads: dict[str, int] | None = None
+    """The static explorer's leads, by kind."""
+    unmatched: dict[str, int] | None = None
+    """Of those, leads that found nothing, by kind."""
+
+    @model_serializer
+    def _present(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None}
+
+
+class RubricStatus(_Row):
+    """``rubrics/<id>/status.json``: how a task's rubric came to be (written after the rubric: its
+    presence marks the task explored)."""
+
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    """The run folder's version."""
+    instance_id: str
+    """The task."""
+    base_commit: str = ""
+    """The commit the rubric was written against."""
+    problem_hash: str | None = None
+    """sha256 of the issue text the rubric was written from."""
+    source: str
+    """``explorer:<name>`` or ``reused`` (``--rubrics DIR``)."""
+    status: RubricOutcome
+    """``ok``, or ``failed`` with a reason."""
+    reason: str | None = None
+    """Why it failed (``no_repository:<why>``, ``sandbox_error:<type>``, ``invalid_rubric`` ...)."""
+    problems: int | None = None
+    """Validation problems of an invalid rubric."""
+    hash: str | None = None
+    """The rubric's content hash (when ok)."""
+    items: int | None = None
+    """Rubric items (when ok)."""
+    checked_items: int | None = None
+    """Items decided by a check (when ok)."""
+    lint_warnings: int | None = None
+    """Lint warnings of the rubric as written (when ok)."""
+    repository: dict[str, Any] | None = None
+    """The repository tree's record (:meth:`agentic_rubrics.repos.RepoTree.record`): source, cache hit
+    or fetch, times; no local path, no credentials."""
+    grounding: Grounding | None = None
+    """How grounded the rubric is (explored rubrics)."""
+    seconds: float = 0.0
+    """Wall time spent obtaining it."""
+
+
+class RubricSummary(_Row):
+    """The rubric part of a progress row."""
+
+    status: RubricOutcome
+    """``ok`` or ``failed``."""
+    reason: str | None = None
+    """Why it failed."""
+    hash: str | None = None
+    """The content hash of the rubric the task was judged with."""
+    source: str | None = None
+    """``explorer:<name>`` or ``reused``."""
+    items: int | None = None
+    """Rubric items."""
+    repository: str = "none"
+    """Where the explorer's tree came from: ``fetched``, ``cache``, ``repo_path`` or ``none``."""
+    grounding: Grounding | None = None
+    """How grounded the rubric is."""
+
+
+class CandidateInput(_Row):
+    """One candidate as a progress row records it: hashes and the label, never the patch."""
+
+    id: str
+    """The candidate."""
+    sha256: str | None = None
+    """sha256 of the exact patch bytes (rows of older runs: absent, ``patch_hash`` is compared)."""
+    patch_hash: str
+    """Hash of the normalised patch (what identical patches share)."""
+    empty: bool
+    """The patch is empty."""
+    resolved: bool | None = None
+    """The label the tasks file gave (evaluation only: labels are read at report time)."""
+
+
+PhaseCost = dict[str, int | float]
+"""A phase's counts: ``calls``, ``usd``, ``prompt_tokens``, ``completion_tokens``, ``cached_calls`` ..."""
+
+
+class ProgressRow(_Row):
+    """A row of ``progress.jsonl``: the task is finished; its verdict and patch rows are committed."""
+
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    """The run folder's version."""
+    instance_id: str
+    """The task."""
+    repo: str = ""
+    """The task's repository name."""
+    problem_hash: str | None = None
+    """sha256 of the issue text it was scored on."""
+    base_commit: str = ""
+    """The base commit it was scored on."""
+    candidates: list[CandidateInput]
+    """Each candidate's patch hashes and label, in the task's order."""
+    explorer: str
+    """The explorer kind, or ``reused``."""
+    judge: str
+    """The judge's name (``checks`` or ``llm``)."""
+    repeats: int = Field(default=1, ge=1)
+    """Judgements per item."""
+    rubric: RubricSummary
+    """The rubric it was judged with, and its status."""
+    baselines: dict[str, Any] = Field(default_factory=dict)
+    """Each selector's features (JSON values, by the selector's key) and ``similarity`` (the agreement
+    measure, its line cap, how many candidates were capped)."""
+    verdict_rows: int = Field(default=0, ge=0)
+    """How many verdict rows the task wrote."""
+    judge_generated_candidates: int = Field(default=0, ge=0)
+    """Candidates the judge model itself produced (a warning: it may favour its own output)."""
+    cost: dict[str, PhaseCost] = Field(default_factory=dict)
+    """The task's model use by phase (over every attempt)."""
+    seconds: float = 0.0
+    """Wall time of its last attempt."""
+
+    def candidate(self, candidate_id: str) -> CandidateInput:
+        """The recorded candidate with this id (KeyError if none)."""
+        for c in self.candidates:
+            if c.id == candidate_id:
+                return c
+        raise KeyError(candidate_id)
+
+
+class Step(_Row):
+    """One step of an exploration trajectory; which keys are present depends on the explorer."""
+
+    tool: str | None = None
+    """The tool called (``None``: the agent's reply named none)."""
+    argument: str | None = None
+    """Its argument (redacted)."""
+    turn: int | None = None
+    """The agent's turn (model explorers)."""
+    thought: str | None = None
+    """What the agent said before acting."""
+    native: bool | None = None
+    """A native tool call (not a text action)."""
+    valid: bool | None = None
+    """The written rubric validated (issue-only explorer)."""
+    error: str | None = None
+    """``format``: the reply was not a well-formed action."""
+    submitted: bool | None = None
+    """This step submitted the rubric."""
+    prompt_tokens: int | None = None
+    """Input tokens of the turn's call."""
+    completion_tokens: int | None = None
+    """Output tokens of the turn's call."""
+    cost_usd: float | None = None
+    """The call's dollar cost (``None``: unknown)."""
+    cached: bool | None = None
+    """The reply came from the response cache."""
+    context_estimate: int | None = None
+    """Tokens of the conversation after the turn."""
+    elided_outputs: int | None = None
+    """Tool outputs elided so far to fit the context window."""
+    dropped_turns: int | None = None
+    """Turns dropped so far to fit the context window."""
+    exit_code: int | None = None
+    """The command's exit status (``None``: timed out or killed)."""
+    timed_out: bool | None = None
+    """The command ran past its timeout."""
+    truncated: bool | None = None
+    """Its output was cut."""
+    output_chars: int | None = None
+    """Characters of its output (static explorer)."""
+    observation_chars: int | None = None
+    """Characters of what the agent was shown."""
+    observation: str | None = None
+    """The first 2,000 characters of it (redacted)."""
+
+
+class Trajectory(_Row):
+    """``trajectories/<id>.json``: what the explorer did for one task (redacted; never read by judges)."""
+
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    """The run folder's version."""
+    instance_id: str
+    """The task."""
+    explorer: str
+    """The explorer's name."""
+    model: str | None = None
+    """The explorer's model (``None``: no model)."""
+    sandbox: str | None = None
+    """The sandbox kind it explored in (``None``: none)."""
+    status: RubricOutcome
+    """The rubric's outcome."""
+    reason: str | None = None
+    """Why it failed."""
+    turns: int = 0
+    """Steps taken."""
+    cost: PhaseCost = Field(default_factory=dict)
+    """The exploring phase's model use."""
+    steps: list[Step] = Field(default_factory=list)
+    """The steps, in order."""
+
+
+def field_error(exc: ValidationError) -> str:
+    """The first error of a validation, as ``field.path[i]: message``."""
+    err = exc.errors(include_url=False)[0]
+    loc = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in err["loc"])
+    return f"{loc.replace('.[', '[') or 'row'}: {err['msg']}"
+
+
+def read_row(model: type[Row], record: dict[str, Any], where: str) -> Row:
+    """One run-folder row validated as ``model``; ``where`` (file, or file:line) names it in errors.
+
+    Raises:
+        DataError: a row of another run-folder version, or of the wrong shape (the field and why).
+    """
+    version = record.get("schema", SCHEMA)
+    if version != SCHEMA:
+        raise DataError(
+            f"{where}: a run folder of version {version!r}; this version of agentic-rubrics reads"
+            f" {SCHEMA!r} (see `agentic-rubrics schema --run-folder`): report it with the version that"
+            " wrote it, or run again into a new folder"
+        )
+    try:
+        return model.model_validate(record)
+    except ValidationError as exc:
+        raise DataError(f"{where}: {field_error(exc)}") from exc
