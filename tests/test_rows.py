@@ -181,3 +181,25 @@ def test_a_trajectory_keeps_only_the_keys_each_step_had() -> None:
     assert Trajectory.model_validate(record).to_json() == record
     with pytest.raises(ValueError, match=r"steps\.0\.secret"):
         Trajectory.model_validate({**record, "steps": [{"tool": "x", "secret": "y"}]})
+
+
+def test_a_task_record_with_typed_rows_travels_by_pickle(made: Path) -> None:
+    """What the Ray executor does with a record: pickled in a worker, unpickled by the driver."""
+    import pickle
+
+    from agentic_rubrics.records import RubricRecord, TaskRecord
+
+    folder = RunFolder(made)
+    status = folder.rubric_status("demo__task-0")
+    assert status is not None
+    rubric = RubricRecord(instance_id="demo__task-0", rubric_yaml=None, status=status)
+    record = TaskRecord(
+        instance_id="demo__task-0",
+        rubric=rubric,
+        judged=True,
+        progress=folder.progress()["demo__task-0"],
+    )
+    back = pickle.loads(pickle.dumps(record))
+    assert back == record and back.progress is not None and record.progress is not None
+    assert back.progress.to_json() == record.progress.to_json()
+    assert back.rubric.status.to_json() == status.to_json()
