@@ -2,20 +2,33 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# --no-compile: a module is byte-compiled when first imported, not every installed one at install time
-PIP_INSTALL := $(BIN)/python -m pip install -q --no-compile -c constraints.txt
+# uv installs the pinned set (constraints.txt) with parallel downloads; it byte-compiles nothing at
+# install time (a module is compiled when first imported). pip remains in the venv for the developer.
+UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --native-tls -c constraints.txt
+# byte-compiled modules are kept in the venv's own folder, never beside the sources, and written even
+# where the environment says PYTHONDONTWRITEBYTECODE (else every process, test subprocesses and Ray
+# workers included, compiles litellm, ray and sklearn from source again)
+export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install dev demo test lint typecheck pytest clean
 
+# a venv without its own pip (bootstrapping one costs ~10 s of CPU); the interpreter's pip puts uv
+# into it (pinned in constraints.txt), or, where that interpreter has no pip, the venv's own pip does
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	if $(PYTHON) -m pip --version >/dev/null 2>&1; then \
+	  $(PYTHON) -m venv --without-pip $(VENV) && \
+	  $(PYTHON) -m pip --python $(BIN)/python install -q --no-compile -c constraints.txt uv; \
+	else \
+	  $(PYTHON) -m venv $(VENV) && $(BIN)/python -m pip install -q --no-compile -c constraints.txt uv; \
+	fi
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP_INSTALL) -e .
+	$(UV_INSTALL) -e . pip
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml constraints.txt
-	$(PIP_INSTALL) -e '.[dev,ray]'
+	$(UV_INSTALL) -e '.[dev,ray]' pip
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
