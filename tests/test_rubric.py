@@ -231,6 +231,25 @@ def test_lint_warnings_keep_the_rubric_loadable() -> None:
     assert any("runtime_rubrics has 0 items; 3-6 expected" in str(x) for x in w)
 
 
+def test_a_text_is_parsed_once_and_each_caller_gets_its_own_file_names() -> None:
+    """The run that writes a rubric and the report that reads it back share one parse."""
+    text = VALID.replace(
+        '"Avoids sleeping or timing-dependent code"', '"Ensure it behaves like SA2"'
+    )
+    first, warnings_a = parse_rubric(text, "a/rubrics.yaml")
+    second, warnings_b = parse_rubric(text, "b/rubrics.yaml")
+    assert second is first  # the same (frozen) rubric: parsed once
+    assert warnings_a and [w.file for w in warnings_a] == ["a/rubrics.yaml"] * len(warnings_a)
+    assert [w.file for w in warnings_b] == ["b/rubrics.yaml"] * len(warnings_b)
+    assert [(w.line, w.message) for w in warnings_a] == [(w.line, w.message) for w in warnings_b]
+    # an invalid text is never cached and names the file of each call
+    bad = VALID.replace("weight: 3", "weight: 9", 1)
+    for file in ("x.yaml", "y.yaml"):
+        with pytest.raises(RubricError) as err:
+            parse_rubric(bad, file)
+        assert all(p.file == file for p in err.value.problems)
+
+
 def test_json_schema_accepts_the_valid_rubric_and_rejects_bad_ones() -> None:
     import jsonschema
     import yaml

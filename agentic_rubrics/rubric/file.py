@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -112,9 +114,26 @@ def _raw_problems(src: Located) -> list[Problem]:
 def parse_rubric(text: str, file: str = "<string>") -> tuple[Rubric, list[Problem]]:
     """Validate rubric text; return the rubric and its lint warnings.
 
+    A valid text is parsed once per process: the run that writes a rubric and the report that reads
+    it back share the (frozen) rubric; each call gets the warnings named with its own ``file``.
+
     Raises:
         RubricError: with every error found, each naming file, line and what was expected.
     """
+    try:
+        rubric, warnings = _parse_valid(text)
+    except RubricError:
+        return _parse(text, file)  # raises again, each problem naming this file
+    return rubric, [replace(w, file=file) for w in warnings]
+
+
+@lru_cache(maxsize=256)
+def _parse_valid(text: str) -> tuple[Rubric, tuple[Problem, ...]]:
+    rubric, warnings = _parse(text, "<string>")
+    return rubric, tuple(warnings)
+
+
+def _parse(text: str, file: str) -> tuple[Rubric, list[Problem]]:
     src = Located(text, file)
     if src.problems and src.data is None:
         raise RubricError(src.problems)
