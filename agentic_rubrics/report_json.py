@@ -315,6 +315,9 @@ class Report(_Part):
     """Reason codes behind the decisions."""
     selectors: dict[str, SelectorMetrics]
     """Each selector's metrics, the primary first."""
+    fitted_weights: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Per selector with fitted weights: what they were fitted on (data file and sha256, pools, fit
+    method), ``run_instances`` and ``run_instances_in_fit`` (those tasks' figures are in-sample)."""
     oracle_pass_at_k: dict[str, float | None]
     """Oracle Pass@K by K."""
     random_at_k: float | None

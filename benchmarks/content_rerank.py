@@ -3,8 +3,12 @@
 - ``best_system_prior``: each candidate scored by how often its source (the agent run that wrote it)
   resolved the OTHER instances of the same file (leave-one-instance-out). The anchor any ranking on mixed
   pools must be read against: it knows nothing of the patch.
-- ``offline_content``: logistic regression over ``CONTENT_FEATURES`` only (what the patch does to the
-  code and how it agrees with the others), weights fitted leaving each repository out.
+- ``offline_content``: the library's ranking (``agentic_rubrics.rank.content.content_ranking``) over
+  ``CONTENT_FEATURES`` only (what the patch does to the code and how it agrees with the others), with
+  weights fitted like the shipped ones, on single-generator pools (``content_fit.py``), leaving each
+  repository out; ``offline_content_shipped``: the weights fitted on every pool (in-sample here).
+- ``offline_content_full_pools``: the same features fitted on the full (mixed) pools, leaving each
+  repository out (the earlier ``offline_content``).
 - ``offline_all_features``: the same fit over the content features plus the patch-shape features of
   ``offline`` (size, files, new files, touching tests), for comparison.
 - a source-predictability table: for each feature, a shallow decision tree predicting the candidate's
@@ -25,22 +29,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from content_features import (
-    CONTENT_FEATURES,
-    CONTENT_GROUPS,
-    patch_key,
-    pool_features,
-)
+from content_features import CONTENT_FEATURES, CONTENT_GROUPS, patch_key
 
 from agentic_rubrics.explore.issue_static import build_issue_rubric
 from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.rank import metrics
+from agentic_rubrics.rank.content import SHAPE_FEATURES as SHAPE
+from agentic_rubrics.rank.content import (
+    ContentWeights,
+    content_features,
+    content_ranking,
+    content_rows,
+)
 from agentic_rubrics.rank.rerank import OFFLINE_FEATURES
 from agentic_rubrics.rank.scoring import score_candidate
 from agentic_rubrics.rubric.checks import check_verdicts
 from agentic_rubrics.types import Candidate, Task
 
-SHAPE = ("log_changed_lines", "log_changed_lines_rel_median", "files", "new_files", "touches_tests")
 ALL_FEATURES = tuple(dict.fromkeys((*CONTENT_FEATURES, *OFFLINE_FEATURES)))
 FAMILIES = ("autocoderover-2024", "swe-agent-gpt4-2024")
 
@@ -64,7 +69,15 @@ class Inst:
     has_repo: bool
     rank: dict[str, float | None] = field(default_factory=dict)
     """The rubric selector's tiered values (empty < no verdict < failed gate < inconclusive < S)."""
+    features: dict[str, dict[str, float] | None] = field(default_factory=dict)
+    """The judge-time content features (``agentic_rubrics.rank.content.content_features``) of this pool."""
     rows: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def compute(self) -> Inst:
+        """Features and rows recomputed on this pool (what the selector does at judge time)."""
+        self.features = content_features(self.patches, self.post)
+        self.rows = content_rows(self.features, self.s)
+        return self
 
 
 def build(
@@ -96,8 +109,7 @@ def build(
             has_repo=has_repo,
             rank={c: sc.rank_value for c, sc in scored.scores.items()},
         )
-        inst.rows = pool_features(inst.patches, inst.s, inst.post)
-        out.append(inst)
+        out.append(inst.compute())
     return out
 
 
@@ -205,9 +217,13 @@ def pool_metrics(
 
 
 def rankings(
-    insts: list[Inst], extra: dict[str, Callable[[Inst], dict[str, float | None]]]
+    insts: list[Inst],
+    extra: dict[str, Callable[[Inst], dict[str, float | None]]],
+    single: dict[str, ContentWeights],
+    shipped: ContentWeights,
 ) -> dict[str, Callable[[Inst], dict[str, float | None]]]:
-    """Every method as a ranking function of an instance's (full or sliced) pool."""
+    """Every method as a ranking function of an instance's (full or sliced) pool. ``single``: the
+    single-generator content weights per left-out repository; ``shipped``: those fitted on all."""
     prior = source_prior(insts)
     content = loro_models(insts, CONTENT_FEATURES)
     everything = loro_models(insts, ALL_FEATURES)
@@ -221,7 +237,9 @@ def rankings(
         "static_rubric": lambda i: dict(i.rank),
         "best_system_prior": lambda i: {c: prior(i.instance_id, i.sources[c]) for c in i.labels},
         **extra,
-        "offline_content": lambda i: apply_model(
+        "offline_content": lambda i: content_ranking(i.features, i.s, single[i.repo]),
+        "offline_content_shipped": lambda i: content_ranking(i.features, i.s, shipped),
+        "offline_content_full_pools": lambda i: apply_model(
             content[i.repo], i.rows, CONTENT_FEATURES, list(i.labels)
         ),
         "offline_all_features": lambda i: apply_model(
@@ -335,35 +353,5 @@ def slice_pools(insts: list[Inst], fam: str, problems: dict[str, str]) -> list[I
         sub = Inst(i.instance_id, i.repo, {c: i.labels[c] for c in ids},
                    {c: i.sources[c] for c in ids}, {c: i.patches[c] for c in ids}, s,
                    {c: i.post[c] for c in ids}, i.has_repo, rank)  # fmt: skip
-        sub.rows = pool_features(sub.patches, sub.s, sub.post)
-        out.append(sub)
-    return out
-
-
-def study(
-    insts: list[Inst],
-    problems: dict[str, str],
-    offline_cv: dict[str, dict[str, float | None]],
-    resamples: int,
-) -> dict[str, Any]:
-    """Every method on the full pools and on the single-generator slices."""
-    extra = {"offline": lambda i: {c: offline_cv[i.instance_id].get(c) for c in i.labels}}
-    methods = rankings(insts, extra)
-    out: dict[str, Any] = {
-        "features": list(CONTENT_FEATURES),
-        "full_pools": by_subset(insts, methods, resamples),
-        "ablation_offline_content": ablation(insts),
-        "source_predictability": predictability(insts),
-        "single_generator": {},
-    }
-    # on a slice, ``offline`` (the shipped ranking's features, refitted leaving the repository out)
-    # is the all-features fit recomputed on the slice's pool
-    sliced_methods = {k: v for k, v in methods.items() if k != "offline"}
-    for fam in FAMILIES:
-        pools = slice_pools(insts, fam, problems)
-        if pools:
-            out["single_generator"][fam] = {
-                "pool_size_mean": round(sum(len(p.labels) for p in pools) / len(pools), 2),
-                **by_subset(pools, sliced_methods, resamples),
-            }
+        out.append(sub.compute())
     return out

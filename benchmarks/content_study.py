@@ -1,16 +1,37 @@
-"""Glue between ``swebench_rerank.py`` and the content study: provisioning, the rows cache, printing."""
+"""Glue between ``swebench_rerank.py`` and the content study: provisioning, the rows cache, the study
+(every method on the full pools and the single-generator slices, paired differences), printing."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from content_features import post_rows
-from content_rerank import build, study
+from content_fit import content_weights, loro_weights, provenance
+from content_rerank import (
+    FAMILIES,
+    Inst,
+    ablation,
+    apply_model,
+    build,
+    by_subset,
+    loro_models,
+    predictability,
+    rankings,
+    slice_pools,
+)
 
 from agentic_rubrics.datasets.repos import RepoCache, RepoConfig
+from agentic_rubrics.rank import metrics
+from agentic_rubrics.rank.content import CONTENT_FEATURES
+from agentic_rubrics.rank.rerank import OFFLINE_FEATURES, offline_ranking
+
+Ranking = Callable[[Inst], dict[str, float | None]]
 
 MAIN = (
     "random",
@@ -18,7 +39,10 @@ MAIN = (
     "static_rubric",
     "best_system_prior",
     "offline",
+    "offline_shipped",
     "offline_content",
+    "offline_content_shipped",
+    "offline_content_full_pools",
     "offline_all_features",
 )
 
@@ -45,7 +69,15 @@ def content_results(
         {t.instance_id for t in tasks} - set(missing),
     )
     problems = {t.instance_id: t.problem_statement for t in tasks}
-    out = study(insts, problems, offline_cv, args.resamples)
+    command = "python benchmarks/swebench_rerank.py " + " ".join(sys.argv[1:])
+    out = study(insts, problems, offline_cv, args.resamples,
+                lambda slices: provenance(args.data, slices, command))  # fmt: skip
+    shipped = out.pop("shipped_weights")
+    if args.write_weights:
+        args.write_weights.write_text(json.dumps(shipped.to_json(), indent=2) + "\n")
+    out["shipped_weights"] = {
+        k: v for k, v in shipped.to_json().items() if k != "fit_instance_sha256"
+    }
     out["repositories"] = {
         "with": sum(1 for i in insts if i.has_repo),
         "without": sum(1 for i in insts if not i.has_repo),
@@ -53,6 +85,75 @@ def content_results(
     }
     out["timings"] = {**timings, "study_s": round(time.monotonic() - started, 1)}
     return out
+
+
+def study(
+    insts: list[Inst],
+    problems: dict[str, str],
+    offline_cv: dict[str, dict[str, float | None]],
+    resamples: int,
+    fitted_on: Callable[[dict[str, list[Inst]]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Every method on the full pools and on the single-generator slices, and the content weights
+    fitted on the slices (``shipped_weights``: on all of them; the figures: leaving the repository
+    out). ``fitted_on``: the provenance of a fit on these pools by family."""
+    slices = {fam: slice_pools(insts, fam, problems) for fam in FAMILIES}
+    every = [p for ps in slices.values() for p in ps]
+    single = loro_weights(every, [i.repo for i in insts])
+    shipped = content_weights(every, fitted_on(slices))
+    offline_refit = loro_models(insts, OFFLINE_FEATURES)
+    extra = {"offline": lambda i: {c: offline_cv[i.instance_id].get(c) for c in i.labels}}
+    methods = rankings(insts, extra, single, shipped)
+    out: dict[str, Any] = {
+        "features": list(CONTENT_FEATURES),
+        "shipped_weights": shipped,
+        "full_pools": by_subset(insts, methods, resamples),
+        "ablation_offline_content": ablation(insts),
+        "source_predictability": predictability(insts),
+        "single_generator": {},
+    }
+    # on a slice, ``offline`` is the shipped ranking's features refitted on the other repositories'
+    # full pools (its weights are fitted on mixed pools), computed on the slice's pool;
+    # ``offline_shipped`` the library's weights as they are (fitted on all of this file: in-sample)
+    sliced_methods = {
+        **methods,
+        "offline": lambda i: apply_model(
+            offline_refit[i.repo], i.rows, OFFLINE_FEATURES, list(i.labels)
+        ),
+        "offline_shipped": lambda i: offline_ranking(i.features, i.s),
+    }
+    for fam, pools in slices.items():
+        if pools:
+            out["single_generator"][fam] = {
+                "pool_size_mean": round(sum(len(p.labels) for p in pools) / len(pools), 2),
+                **by_subset(pools, sliced_methods, resamples),
+                "paired": {
+                    f"offline_content - {other}": paired(
+                        pools, sliced_methods["offline_content"], sliced_methods[other], resamples
+                    )
+                    for other in ("self_consistency", "offline", "offline_shipped")
+                },
+            }
+    return out
+
+
+def paired(pools: list[Inst], a: Ranking, b: Ranking, resamples: int) -> dict[str, Any]:
+    """Best@pool of ``a`` minus ``b`` on the same pools: the mean and its paired bootstrap interval,
+    and in how many pools each picks better."""
+    diffs = []
+    for p in pools:
+        ids = list(p.labels)
+        ys = [int(p.labels[c]) for c in ids]
+        ra, rb = a(p), b(p)
+        best = [metrics.best_at_k([r.get(c) for c in ids], ys, len(ids)) or 0.0 for r in (ra, rb)]
+        diffs.append(best[0] - best[1])
+    found = metrics.bootstrap_ci(diffs, metrics.mean, n_resamples=resamples) if resamples else None
+    return {
+        "mean": metrics.mean(diffs),
+        "ci": [round(found[0], 4), round(found[1], 4)] if found else None,
+        "a_better": sum(1 for d in diffs if d > 0),
+        "b_better": sum(1 for d in diffs if d < 0),
+    }
 
 
 def _count(values: Any) -> dict[str, int]:
@@ -95,6 +196,11 @@ def print_content(c: dict[str, Any]) -> None:
                         print(
                             f"  {name:<22} Best@pool {100 * m['best_at_pool']:5.1f} {interval:<14} AUC {auc}"
                         )
+        for name, d in entry.get("paired", {}).items():
+            ci = d["ci"]
+            interval = f"[{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]" if ci else ""
+            print(f"  paired {name:<34} {100 * d['mean']:+5.1f} {interval}"
+                  f" (better in {d['a_better']}, worse in {d['b_better']})")  # fmt: skip
     p = c["source_predictability"]
     print(f" source family from one feature (majority baseline {p['majority_baseline']:.3f}):")
     for name, f in sorted(p["features"].items(), key=lambda kv: -kv[1]["accuracy"]):

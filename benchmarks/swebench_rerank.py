@@ -25,6 +25,7 @@ two candidates, no deduplication, no cap per source. Methods (keys of results.js
   source-predictability table, single-generator slices, every method on the same instances with 95%
   intervals, instances with a repository apart from those without. Post-image rows are cached in
   ``WORK/content_rows.jsonl``; ``--resume`` reuses the run folders of an earlier run.
+  ``--write-weights FILE``: the weights the library ships (``content_fit.py``).
 - with ``--model``: ``llm_rubric`` (the model writes the rubric from the issue and judges),
   ``agentic_rubric`` (needs ``--repo-root``: the model explores ``DIR/<instance_id>``), and
   ``patch_classifier``.
@@ -40,9 +41,12 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from content_fit import fit_weights
+from rerank_metrics import method_metrics, print_summary, sanity
 
 from agentic_rubrics.data import RunFolder
 from agentic_rubrics.datasets.swebench import (
@@ -53,11 +57,8 @@ from agentic_rubrics.datasets.swebench import (
 )
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
-from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.rerank import OFFLINE_FEATURES, offline_feature_rows, offline_ranking
-from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.report.build import TaskResult, load_results
-from agentic_rubrics.rubric.checks import check_verdicts
 
 GROUPS = {
     "rubric S": ("s", "s_rel_max"),
@@ -71,29 +72,9 @@ GROUPS = {
         "touches_tests",
     ),
 }
-KS = list(range(1, 17))
 
 
 # --------------------------------------------------------------------------- fitting
-
-
-def fit_weights(
-    rows: Sequence[dict[str, float]], labels: Sequence[int], features: Sequence[str], c: float = 1.0
-) -> tuple[dict[str, float], float]:
-    """Logistic regression on standardised features, returned as weights on the raw features."""
-    import numpy as np
-    from sklearn.linear_model import LogisticRegression
-    from threadpoolctl import threadpool_limits
-
-    x = np.array([[r[f] for f in features] for r in rows], dtype=float)
-    mean, std = x.mean(axis=0), x.std(axis=0)
-    std[std == 0] = 1.0
-    # one BLAS thread: at a few thousand rows OpenBLAS's threads only spin (3-4x the CPU, same fit)
-    with threadpool_limits(limits=1, user_api="blas"):
-        model = LogisticRegression(C=c, max_iter=5000).fit((x - mean) / std, np.array(labels))
-    coef = model.coef_[0] / std
-    bias = float(model.intercept_[0] - (coef * mean).sum())
-    return {f: float(w) for f, w in zip(features, coef, strict=True)}, bias
 
 
 def feature_rows(t: TaskResult) -> dict[str, dict[str, float]]:
@@ -124,75 +105,6 @@ def loro_rankings(
                     bias,
                 )
     return out
-
-
-# --------------------------------------------------------------------------- metrics
-
-
-def method_metrics(
-    tasks: list[TaskResult],
-    ranking: Callable[[TaskResult], dict[str, float | None]],
-    resamples: int,
-    auc_values: Callable[[TaskResult], dict[str, float | None]] | None = None,
-) -> dict[str, Any]:
-    """Best@K with intervals, Oracle@K, Random@K, ROC-AUC, PR-AUC and coverage of one method."""
-    per_k: dict[str, list[float]] = {str(k): [] for k in KS}
-    oracle: dict[str, list[float]] = {str(k): [] for k in KS}
-    randoms, pairs = [], []
-    with_value = total = 0
-    for t in tasks:
-        r = ranking(t)
-        ids = list(t.labels)
-        ys = [int(bool(t.labels[c])) for c in ids]
-        values = [r.get(c) for c in ids]
-        # every K from one sort of the pool's score levels
-        for k, best in zip(KS, metrics.best_at_ks(values, ys, KS), strict=True):
-            per_k[str(k)].append(best or 0.0)
-            oracle[str(k)].append(metrics.pass_at_k(ys, k) or 0.0)
-        randoms.append(metrics.random_at_k(ys) or 0.0)
-        auc_map = auc_values(t) if auc_values else r
-        for c, y in zip(ids, ys, strict=True):
-            total += 1
-            if auc_map.get(c) is not None:
-                with_value += 1
-                pairs.append((float(auc_map[c]), y))  # type: ignore[arg-type]
-
-    def ci(values: list[float]) -> list[float] | None:
-        found = metrics.bootstrap_ci(values, metrics.mean, n_resamples=resamples)
-        return [round(found[0], 4), round(found[1], 4)] if found else None
-
-    roc = metrics.roc_auc([p for p, _ in pairs], [y for _, y in pairs]) if pairs else None
-    ap = metrics.pr_auc([p for p, _ in pairs], [y for _, y in pairs]) if pairs else None
-    return {
-        "best_at_k": {k: metrics.mean(v) for k, v in per_k.items()},
-        "best_at_k_ci": {k: ci(v) for k, v in per_k.items()} if resamples else {},
-        "oracle_at_k": {k: metrics.mean(v) for k, v in oracle.items()},
-        "random_at_k": metrics.mean(randoms),
-        "roc_auc": roc,
-        "pr_auc": ap,
-        "coverage": with_value / total if total else None,
-    }
-
-
-def sanity(tasks: list[TaskResult], gold: dict[str, str], policy: DecisionPolicy) -> dict[str, Any]:
-    """Mean S of the gold patch and of the empty patch under each task's rubric."""
-    gold_s, empty_s = [], []
-    for t in tasks:
-        if t.rubric is None:
-            continue
-        for patch, into in ((gold.get(t.instance_id), gold_s), ("", empty_s)):
-            if patch is None:
-                continue
-            v = check_verdicts(t.rubric, patch, instance_id=t.instance_id, candidate_id="x")
-            s = score_candidate(t.rubric, v.values(), instance_id=t.instance_id, candidate_id="x",
-                                empty_patch=not patch.strip(), policy=policy).score  # fmt: skip
-            if s is not None:
-                into.append(s)
-    return {
-        "gold_patch_mean_s": metrics.mean(gold_s),
-        "empty_patch_mean_s": metrics.mean(empty_s),
-        "tasks": len(gold_s),
-    }
 
 
 # --------------------------------------------------------------------------- main
@@ -245,6 +157,12 @@ def main(argv: list[str] | None = None) -> int:
         "--content",
         action="store_true",
         help="the content study (content_rerank.py); needs --repo-url",
+    )
+    parser.add_argument(
+        "--write-weights",
+        type=Path,
+        help="with --content: write the offline_content weights fitted on every single-generator pool"
+        " (agentic_rubrics/content_weights.json) with their provenance",
     )
     parser.add_argument(
         "--resume",
@@ -439,41 +357,6 @@ def llm_methods(
                 results, lambda t: t.rankings["patch_classifier"], args.resamples
             )
     return out
-
-
-def print_summary(results: dict[str, Any]) -> None:
-    print(
-        f"{results['instances']} instances, {results['candidates']} candidates ({results['data']})"
-    )
-    print(f"{'method':<18} {'Best@1':>7} {'Best@4':>7} {'Best@16':>8} {'ROC-AUC':>8} {'PR-AUC':>7}")
-    for name, m in results["methods"].items():
-        b = m["best_at_k"]
-        auc = "n/a" if m["roc_auc"] is None else f"{m['roc_auc']:.3f}"
-        ap = "n/a" if m["pr_auc"] is None else f"{m['pr_auc']:.3f}"
-        print(
-            f"{name:<18} {100 * b['1']:7.1f} {100 * b['4']:7.1f} {100 * b['16']:8.1f} {auc:>8} {ap:>7}"
-        )
-    oracle = next(iter(results["methods"].values()))["oracle_at_k"]["16"]
-    print(f"{'oracle':<18} {'':7} {'':7} {100 * oracle:8.1f}")
-    print("ablation (offline, leave-one-repository-out):")
-    for group, a in results["ablation_offline"].items():
-        print(
-            f"  {group:<16} without: Best@16 {100 * a['without']['best_at_16']:.1f} AUC {a['without']['roc_auc']:.3f}"
-            f"   alone: Best@16 {100 * a['alone']['best_at_16']:.1f} AUC {a['alone']['roc_auc']:.3f}"
-        )
-    s = results["sanity"]
-    print(
-        f"sanity: mean S of gold patches {s['gold_patch_mean_s']:.3f}, of empty patches {s['empty_patch_mean_s']:.3f}"
-    )
-    if results["grounded_vs_issue_only"] is not None:
-        from grounded_compare import print_comparison
-
-        print_comparison(results["grounded_vs_issue_only"])
-    if results["content"] is not None:
-        from content_study import print_content
-
-        print_content(results["content"])
-    print(f"({results['seconds']} s)")
 
 
 if __name__ == "__main__":

@@ -9,8 +9,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from content_features import diff_functions, pool_features  # noqa: E402
+from content_features import pool_features  # noqa: E402
 from content_rerank import Inst, family, source_prior  # noqa: E402
+
+from agentic_rubrics.rank.content import diff_functions  # noqa: E402
 
 
 def _inst(iid: str, labels: dict[str, bool], sources: dict[str, str]) -> Inst:

@@ -103,10 +103,13 @@ async def judge_task(
     return sorted(rows, key=lambda r: (order[r["candidate_id"]], r["repeat"]))
 
 
-async def baselines_for(task: Task, ctx: RunContext) -> dict[str, Any]:
+async def baselines_for(
+    task: Task, ctx: RunContext, repository: RepoAnalyses | None = None
+) -> dict[str, Any]:
     """Every selector's features that need the patches (stored; the report needs no patch).
 
     Those that need no model are always computed: selectors are chosen at report time (see
-    :mod:`agentic_rubrics.rank.selectors`)."""
-    given = FeatureInput(task, ctx.selector_model)
+    :mod:`agentic_rubrics.rank.selectors`). ``repository``: the task's tree with the analyses the judge
+    already made (``offline_content`` reads them; without it, its features come from the diffs)."""
+    given = FeatureInput(task, ctx.selector_model, repository)
     return await compute_features(given, ctx.config.selectors)

@@ -263,7 +263,7 @@ async def compute_task(
                             repository=repository)  # fmt: skip
     if plan is not None and only is not None:
         rows = merge_rows(plan.kept_rows, rows, task)
-    baselines = await baselines_for(public, ctx)
+    baselines = await baselines_for(public, ctx, repository)
     judge_model = config.judge.model
     own_output = generator_warning(task, judge_model.model) if judge_model is not None else 0
     status = rubric_outcome.status

@@ -310,7 +310,8 @@ def patch_features(
     return out
 
 
-def _relative(rows: dict[str, dict[str, float]], key: str, how: str) -> None:
+def add_relative(rows: dict[str, dict[str, float]], key: str, how: str) -> None:
+    """``r[f"{key}_rel_{how}"] = r[key] - ref``, ref the pool's max, mean or median of ``key``."""
     values = sorted(r[key] for r in rows.values())
     if not values:
         return
@@ -328,11 +329,11 @@ def offline_feature_rows(
 ) -> dict[str, dict[str, float]]:
     """The full feature rows of a pool's usable candidates (S missing counts as 0)."""
     rows = {cid: {**f, "s": scores.get(cid) or 0.0} for cid, f in features.items() if f is not None}
-    _relative(rows, "s", "max")
-    _relative(rows, "agreement", "max")
-    _relative(rows, "agreement", "mean")
-    _relative(rows, "file_agreement", "max")
-    _relative(rows, "log_changed_lines", "median")
+    add_relative(rows, "s", "max")
+    add_relative(rows, "agreement", "max")
+    add_relative(rows, "agreement", "mean")
+    add_relative(rows, "file_agreement", "max")
+    add_relative(rows, "log_changed_lines", "median")
     return rows
 
 

@@ -21,7 +21,7 @@ from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.bootstrap import Intervals
 from agentic_rubrics.rank.rerank import select, similarity_summary
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
-from agentic_rubrics.rank.selectors import check_names, get_selector
+from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
 from agentic_rubrics.report.repeats import repeat_stability
 from agentic_rubrics.report.selection import choose, primary_reason
 from agentic_rubrics.report_json import Report
@@ -299,6 +299,8 @@ def build_report_and_results(
             sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
         ),
         "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in selectors},
+        # what fitted weights were fitted on; a run's instances inside that fit are in-sample
+        "fitted_weights": fitted_weights(selectors, [t.instance_id for t in results]),
         "oracle_pass_at_k": {
             str(k): metrics.mean(metrics.pass_at_k(_ys(t), k) for t in labelled) for k in ks
         },

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agentic_rubrics.report_json import Cost, Rate, Report, Similarity
 from agentic_rubrics.rubric.grounding import grounding_markdown
 
@@ -95,6 +97,17 @@ def _label_lines(report: Report) -> list[str]:
             f" {left.tasks_without_a_labelled_candidate} tasks with no labelled candidate."
         )
     return out
+
+
+def _fit_lines(fitted: dict[str, Any]) -> list[str]:
+    return [
+        f"- Weights of `{name}`: fitted on {f.get('data', '?')} (sha256 {str(f.get('data_sha256', '?'))[:12]}…),"
+        f" {f.get('instances', '?')} instances, {f.get('candidates', '?')} candidates"
+        f" ({', '.join(f.get('pools', {})) or 'pools not recorded'}); {f['run_instances_in_fit']} of"
+        f" this run's {f['run_instances']} tasks were in that fit"
+        + (" (their figures are in-sample)." if f["run_instances_in_fit"] else ".")
+        for name, f in fitted.items()
+    ]
 
 
 def _similarity_lines(similarity: Similarity | None) -> list[str]:
@@ -191,6 +204,7 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
         f"missing {origins['missing']} ({missing}). Missing verdicts are excluded from S, never 0.",
         f"- Items with a verdict: {_pct(cov.items_with_verdict)}; weight with a verdict: "
         f"{_pct(cov.weight_with_verdict)}; candidates with S: {_pct(cov.candidates_with_score)}.",
+        *_fit_lines(report.fitted_weights),
         "",
         "## Decisions",
         "",

@@ -138,6 +138,13 @@ def diagnose(report: Report) -> Problems:
             f"{int(cost.in_flight_unknown)} model requests were in flight when a process was"
             " killed: their cost is unknown and left out of the dollar figure"
         )
+    for name, fit in report.fitted_weights.items():
+        if fit["run_instances_in_fit"]:
+            out.warnings.append(
+                f"{fit['run_instances_in_fit']} of the run's {fit['run_instances']} tasks were in the"
+                f" fit of the {name!r} selector's weights ({fit.get('data', '?')}): its figures on"
+                " them are in-sample, not a measure of how it ranks new tasks"
+            )
     left = report.labels.left_out
     if left.unlabelled_candidates:
         out.warnings.append(

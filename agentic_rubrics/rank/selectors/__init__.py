@@ -28,6 +28,7 @@ from agentic_rubrics.exceptions import ConfigError, DataError
 
 if TYPE_CHECKING:
     from agentic_rubrics import Model
+    from agentic_rubrics.rubric.checks_repo import RepoAnalyses
     from agentic_rubrics.types import CandidateScore, Task
 
 Ranking = dict[str, float | None]
@@ -42,6 +43,7 @@ BUILTIN: dict[str, str] = {
     "self_consistency": "agentic_rubrics.rank.selectors.self_consistency:SelfConsistencySelector",
     "patch_classifier": "agentic_rubrics.rank.selectors.patch_classifier:PatchClassifierSelector",
     "offline": "agentic_rubrics.rank.selectors.offline:OfflineSelector",
+    "offline_content": "agentic_rubrics.rank.selectors.offline_content:OfflineContentSelector",
 }
 """The selectors that ship with the package: name -> ``module:attribute`` (a class or an instance)."""
 
@@ -55,6 +57,8 @@ class FeatureInput:
     task: Task
     model: Model | None = None
     """The run's judge model (``None`` without one); only selectors that ``needs_model`` use it."""
+    repository: RepoAnalyses | None = None
+    """The task's tree and its post-image analyses (the judge's, shared), when the run has one."""
     _memo: dict[Any, Any] = field(default_factory=dict)
 
     def once(self, fn: Callable[[Mapping[str, str]], T]) -> T:
@@ -105,6 +109,11 @@ class Selector(Protocol):
         """The values ROC-AUC and PR-AUC rest on (and whether the selector has any for the task)."""
         ...
 
+    def fitted_on(self, instance_ids: list[str]) -> dict[str, Any] | None:
+        """What its weights were fitted on, and how many of these instances were in the fit (their
+        figures are then in-sample); ``None`` for a selector without fitted weights."""
+        ...
+
 
 class BaseSelector:
     """Defaults for a selector: no features, no model, its ranking values are its values."""
@@ -119,6 +128,9 @@ class BaseSelector:
 
     def values(self, task: RankingInput, ranking: Ranking) -> Ranking:
         return ranking
+
+    def fitted_on(self, instance_ids: list[str]) -> dict[str, Any] | None:
+        return None
 
 
 def stored(task: RankingInput, key: str, selector: str) -> Any:
@@ -177,6 +189,18 @@ def check_names(names: list[str]) -> None:
     unknown = [s for s in names if s not in known]
     if unknown or not names or len(set(names)) != len(names):
         raise ValueError(f"selectors must be distinct names among {', '.join(known)}; got {names}")
+
+
+def fitted_weights(names: list[str], instance_ids: list[str]) -> dict[str, Any]:
+    """Per selector with fitted weights: what they were fitted on and how many of the run's instances
+    were in the fit (``run_instances_in_fit``; those instances' figures are in-sample)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        fitted_on = getattr(get_selector(name), "fitted_on", None)
+        found = fitted_on(instance_ids) if fitted_on is not None else None
+        if found is not None:
+            out[name] = {**found, "run_instances": len(set(instance_ids))}
+    return out
 
 
 async def compute_features(given: FeatureInput, chosen: list[str]) -> dict[str, Any]:
