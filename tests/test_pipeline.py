@@ -23,6 +23,7 @@ from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.bundled import load_examples, write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.pipeline.runner import RunConfig, run
+from agentic_rubrics.rank.content import WEIGHTS_FILE
 from agentic_rubrics.rank.rerank import OFFLINE_BIAS, OFFLINE_WEIGHTS
 
 FAST = RunConfig(bootstrap_resamples=50, plots=False)  # plots: test_reporting.py
@@ -120,34 +121,53 @@ def recompute(folder: Path) -> dict[str, Any]:
     return out
 
 
-def offline_values(
-    progress: dict[str, dict[str, Any]], s: dict[tuple[str, str], float | None]
+RELATIVE = (
+    ("s", "max"),
+    ("agreement", "max"),
+    ("agreement", "mean"),
+    ("file_agreement", "max"),
+    ("log_changed_lines", "median"),
+)
+
+
+def linear_values(
+    progress: dict[str, dict[str, Any]],
+    s: dict[tuple[str, str], float | None],
+    key: str = "offline_features",
+    relative: tuple[tuple[str, str], ...] = RELATIVE,
+    weights: dict[str, float] = OFFLINE_WEIGHTS,
+    bias: float = OFFLINE_BIAS,
 ) -> dict[tuple[str, str], float | None]:
-    """The offline score from the recorded patch features and S, with the shipped weights."""
+    """A linear score from the recorded features (``key``) and S, with the shipped weights."""
     out: dict[tuple[str, str], float | None] = {}
     for iid, p in progress.items():
-        feats = p["baselines"]["offline_features"]
+        feats = p["baselines"][key]
         usable = {c: dict(f, s=s[(iid, c)] or 0.0) for c, f in feats.items() if f is not None}
-        for key, how in (
-            ("s", "max"),
-            ("agreement", "max"),
-            ("agreement", "mean"),
-            ("file_agreement", "max"),
-            ("log_changed_lines", "median"),
-        ):
-            vals = sorted(r[key] for r in usable.values())
+        for name, how in relative:
+            vals = sorted(r[name] for r in usable.values())
             ref = {"max": vals[-1], "mean": sum(vals) / len(vals), "median": vals[len(vals) // 2]}[
                 how
             ]
             for r in usable.values():
-                r[f"{key}_rel_{how}"] = r[key] - ref
+                r[f"{name}_rel_{how}"] = r[name] - ref
         for c, f in feats.items():
             if f is None:
                 out[(iid, c)] = None
             else:
                 row = usable[c]
-                out[(iid, c)] = OFFLINE_BIAS + sum(w * row[k] for k, w in OFFLINE_WEIGHTS.items())
+                out[(iid, c)] = bias + sum(w * row[k] for k, w in weights.items())
     return out
+
+
+def content_values(
+    progress: dict[str, dict[str, Any]], s: dict[tuple[str, str], float | None]
+) -> dict[tuple[str, str], float | None]:
+    """The offline_content score, with the weights of the shipped file read here."""
+    shipped = json.loads(WEIGHTS_FILE.read_text())
+    relative = (*RELATIVE, ("func_agreement", "max"))
+    return linear_values(
+        progress, s, "content_features", relative, shipped["weights"], shipped["bias"]
+    )
 
 
 @SHARES_DEMO_RUN
@@ -190,8 +210,10 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
         for c, v in progress[iid]["baselines"]["self_consistency"].items()
     }
     random_pools = pools(dict.fromkeys(mine["value"], 0.0))
-    offline = offline_values(progress, mine["S"])
+    offline = linear_values(progress, mine["S"])
+    content = content_values(progress, mine["S"])
     for name, pool in (
+        ("offline_content", pools(content)),
         ("rubric", rubric_pools),
         ("self_consistency", pools(sc)),
         ("random", random_pools),
@@ -231,25 +253,28 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
     # realised Best@1: the label of the patch actually written to selections.jsonl
     selections = rows(demo_run / "selections.jsonl")
     assert [s["instance_id"] for s in selections] == tasks
-    assert {s["model_name_or_path"] for s in selections} == {"agentic-rubrics/offline"}
+    assert {s["model_name_or_path"] for s in selections} == {"agentic-rubrics/offline_content"}
     by_patch = {}
     for ex in load_examples():
         for c in ex.task.candidates:
             by_patch[(ex.task.instance_id, c.patch)] = c
     picked = [by_patch[(s["instance_id"], s["model_patch"])] for s in selections]
-    assert report["selectors"]["offline"]["realised_best_at_1"] == pytest.approx(
+    assert report["selectors"]["offline_content"]["realised_best_at_1"] == pytest.approx(
         sum(bool(c.resolved) for c in picked) / len(tasks)
     )
     # the pick is a top-ranked candidate
     for s, c in zip(selections, picked, strict=True):
         values = [
-            offline[(s["instance_id"], x["id"])]
+            content[(s["instance_id"], x["id"])]
             for x in progress[s["instance_id"]]["candidates"]
-            if offline[(s["instance_id"], x["id"])] is not None
+            if content[(s["instance_id"], x["id"])] is not None
         ]
-        assert offline[(s["instance_id"], c.id)] == max(values)
+        assert content[(s["instance_id"], c.id)] == max(values)
     md = (demo_run / "report.md").read_text()
-    assert "| K | offline | rubric | self_consistency | random | oracle Pass@K | Random@K |" in md
+    assert (
+        "| K | offline_content | offline | rubric | self_consistency | random | oracle Pass@K | Random@K |"
+        in md
+    )
     assert "Flakiness: n/a" in md and "PR-AUC (average precision)" in md
 
 

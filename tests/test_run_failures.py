@@ -207,7 +207,7 @@ def test_the_refusal_names_what_differs_and_what_report_can_take(tmp_path: Path)
     text = refused.output
     assert "Settings that change results differ:\n  explorer.max_turns: 30 -> 5" in text
     assert "applied without a rerun by `agentic-rubrics report --out" in text
-    assert "  seed: 0 -> 7" in text and "  selectors: ['offline'," in text
+    assert "  seed: 0 -> 7" in text and "  selectors: ['offline_content'," in text
     # and report takes them, nothing rerun
     verdicts_before = (out / "verdicts.jsonl").read_text()
     done = runner.invoke(
@@ -290,12 +290,13 @@ def test_the_primary_selector_is_stated_and_falls_back_per_task(tmp_path: Path) 
         "the default with a judge model"
     )
     assert (
-        selection["fallbacks"] == {"offline": 1} and selection["tasks_without_primary_value"] == 1
+        selection["fallbacks"] == {"offline_content": 1}
+        and selection["tasks_without_primary_value"] == 1
     )
     t1 = next(t for t in report["tasks"] if t["instance_id"] == "demo__task-1")
     assert t1["selected"] == {
-        "candidate_id": t1["picks"]["offline"]["candidate_id"],
-        "selector": "offline",
+        "candidate_id": t1["picks"]["offline_content"]["candidate_id"],
+        "selector": "offline_content",
     }
     picked = {
         r["instance_id"]: r["model_patch"] for r in rows(tmp_path / "out" / "selections.jsonl")
@@ -306,8 +307,8 @@ def test_the_primary_selector_is_stated_and_falls_back_per_task(tmp_path: Path) 
         "Selections (`selections.jsonl`): the `rubric` selector, the default with a judge model"
         in md
     )
-    assert "the next selector with one picked: offline in 1 task(s)" in md
-    # without a model the default primary is offline, and the report says so
+    assert "the next selector with one picked: offline_content in 1 task(s)" in md
+    # without a model the default primary is offline_content, and the report says so
     plain = run(
         tasks,
         tmp_path / "plain",

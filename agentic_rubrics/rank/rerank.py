@@ -25,9 +25,17 @@ if TYPE_CHECKING:
 
 Ranking = dict[str, float | None]
 
-BASE_SELECTORS = ["offline", "rubric", "self_consistency", "random"]
-"""The default selectors without a judge model (``offline`` leads)."""
-MODEL_SELECTORS = ["rubric", "offline", "self_consistency", "random", "patch_classifier"]
+BASE_SELECTORS = ["offline_content", "offline", "rubric", "self_consistency", "random"]
+"""The default selectors without a judge model (``offline_content`` leads: the no-model ranking that
+does best on pools of one agent's samples, a user's Best@K; see benchmarks/README.md)."""
+MODEL_SELECTORS = [
+    "rubric",
+    "offline_content",
+    "offline",
+    "self_consistency",
+    "random",
+    "patch_classifier",
+]
 """The default selectors with a judge model (``rubric`` leads, ``patch_classifier`` joins)."""
 
 

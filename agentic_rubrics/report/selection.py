@@ -59,13 +59,14 @@ def primary_reason(config: dict[str, Any], selectors: list[str], given_now: bool
     if with_model and selectors == MODEL_SELECTORS:
         return (
             "the default with a judge model: the rubric's S from the model's verdicts; without a"
-            " model the default is offline, and --selectors sets another"
+            " model the default is offline_content, and --selectors sets another"
         )
     if not with_model and selectors == BASE_SELECTORS:
         return (
-            "the default without a judge model: static rubric S with agreement across candidates,"
-            " the best no-model ranking on SWE-bench Lite; with --model the default is rubric, and"
-            " --selectors sets another"
+            "the default without a judge model: static rubric S with line, file and function"
+            " agreement across candidates and what each patch does to the tree, weights fitted on"
+            " pools of one agent's samples (the best no-model ranking there on SWE-bench Lite); with"
+            " --model the default is rubric, and --selectors sets another"
         )
     return "given first in the run's selectors (--selectors or the configuration)"
 
