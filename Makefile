@@ -5,6 +5,13 @@ BIN := $(VENV)/bin
 # uv installs the pinned set (constraints.txt) with parallel downloads; it byte-compiles nothing at
 # install time (a module is compiled when first imported). pip remains in the venv for the developer.
 UV_INSTALL := $(BIN)/uv pip install -q --python $(BIN)/python --native-tls -c constraints.txt
+# uv reads no pip.conf: where it cannot reach an index (a machine that offers its registry through pip's
+# configuration only), pip installs the same pinned set, slower (the venv's pip, else the interpreter's)
+DEV_EXTRAS := '.[dev,ray]'
+PIP_INSTALL = { echo "uv could not install: pip installs the same pinned set" >&2; \
+  if $(BIN)/python -m pip --version >/dev/null 2>&1; then \
+    $(BIN)/python -m pip install -q --no-compile -c constraints.txt $(1); \
+  else $(PYTHON) -m pip --python $(BIN)/python install -q --no-compile -c constraints.txt $(1); fi; }
 # byte-compiled modules are kept in the venv's own folder, never beside the sources, and written even
 # where the environment says PYTHONDONTWRITEBYTECODE (else every process, test subprocesses and Ray
 # workers included, compiles litellm, ray and sklearn from source again)
@@ -24,11 +31,11 @@ $(BIN)/python:
 	fi
 
 $(VENV)/.installed: $(BIN)/python pyproject.toml constraints.txt
-	$(UV_INSTALL) -e . pip
+	$(UV_INSTALL) -e . pip || $(call PIP_INSTALL,-e . pip)
 	touch $@
 
 $(VENV)/.installed-dev: $(BIN)/python pyproject.toml constraints.txt
-	$(UV_INSTALL) -e '.[dev,ray]' pip
+	$(UV_INSTALL) -e $(DEV_EXTRAS) pip || $(call PIP_INSTALL,-e $(DEV_EXTRAS) pip)
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
