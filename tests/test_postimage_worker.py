@@ -150,3 +150,50 @@ def test_a_call_whose_worker_was_stopped_for_another_patch_runs_again(git_repo: 
     late, patient = asyncio.run(main())
     assert late.reasons == ("analysis_timeout",)
     assert patient.applied and not {"analysis_crashed", "analysis_timeout"} & set(patient.reasons)
+
+
+KILLED_PARENT = """
+import asyncio, os, sys, time
+from pathlib import Path
+from agentic_rubrics.rubric.postimage import worker
+
+if __name__ == "__main__":
+    result = asyncio.run(worker.analyze_in_worker(Path(sys.argv[1]), sys.argv[2]))
+    print(" ".join(str(p) for p in worker._pool._processes), flush=True)
+    time.sleep(600)
+"""
+
+
+def test_workers_end_when_the_process_that_started_them_is_killed(
+    git_repo: MakeRepo, tmp_path: Path
+) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    repo, patch = _patch(git_repo)
+    script = tmp_path / "parent.py"
+    script.write_text(KILLED_PARENT)
+    parent = subprocess.Popen(
+        [sys.executable, str(script), str(repo), patch], stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    pids = [int(p) for p in parent.stdout.readline().split()]
+    assert pids  # the analysis ran in a worker process
+    parent.send_signal(signal.SIGKILL)  # no clean-up runs in the parent
+    parent.wait()
+
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        # a zombie is dead: its parent (now init, or this test's process) has not reaped it yet
+        stat = Path(f"/proc/{pid}/stat")
+        return stat.exists() and stat.read_text().split(") ")[-1][:1] != "Z"
+
+    deadline = time.monotonic() + 60
+    while any(alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(p) for p in pids)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing as mp
+import multiprocessing.connection
 import os
 import threading
 import weakref
@@ -46,11 +47,30 @@ _stopped: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 """Pools killed on purpose (a time limit): their other calls are not crashes."""
 
 
+def _exit_with_parent() -> None:  # pragma: no cover - runs in the worker
+    """In a worker: end this process when the one that started it is gone. A parent killed outright
+    (SIGKILL, out of memory) runs no clean-up, and the worker, waiting on a queue whose other end it
+    also holds, would otherwise wait for ever."""
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        mp.connection.wait([parent.sentinel])
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def _get_pool() -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(max_workers=MAX_WORKERS, mp_context=mp.get_context("spawn"))
+            _pool = ProcessPoolExecutor(
+                max_workers=MAX_WORKERS,
+                mp_context=mp.get_context("spawn"),
+                initializer=_exit_with_parent,
+            )
         return _pool
 
 
