@@ -22,12 +22,12 @@ from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox import open_sandbox
 from agentic_rubrics.sandbox.swerex import (
-    SweRexDockerConfig,
     SweRexLocalConfig,
     SweRexModalConfig,
     SweRexRemoteConfig,
     swebench_image_id,
 )
+from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 
 REPO = EXAMPLES_DIR / "harbourline__pagewise-214" / "repo"
 

@@ -208,17 +208,17 @@ class RunOptions:
     executor: Annotated[
         str | None,
         typer.Option("--executor", help="local (this process) or ray (needs [ray])."),
-        Sets("executor"),
+        Sets("executor.kind"),
     ] = None
     ray_address: Annotated[
         str | None,
         typer.Option("--ray-address", help="Ray cluster to join (default: a local one)."),
-        Sets("ray_address"),
+        Sets("executor.address"),
     ] = None
     workers: Annotated[
         int | None,
         typer.Option("--workers", help="Ray tasks in flight at once."),
-        Sets("workers"),
+        Sets("executor.workers"),
     ] = None
     repo_url: Annotated[
         str | None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from agentic_rubrics.datasets.repos import RepoConfig
 from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
 from agentic_rubrics.exceptions import ConfigError
-from agentic_rubrics.explore import ExplorerConfig
+from agentic_rubrics.explore import ExplorerConfig, StaticExplorerConfig
 from agentic_rubrics.judge.judges import JudgeConfig
+from agentic_rubrics.pipeline.executors import ExecutorConfig, LocalExecutorConfig, executor_section
 from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
 from agentic_rubrics.rank.scoring import DecisionPolicy
 from agentic_rubrics.rank.selectors import check_names, get_selector
@@ -33,7 +34,7 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    explorer: Annotated[ExplorerConfig, _CLI_RESULTS] = Field(default_factory=ExplorerConfig)
+    explorer: Annotated[ExplorerConfig, _CLI_RESULTS] = Field(default_factory=StaticExplorerConfig)
     """How rubrics are written."""
     judge: Annotated[JudgeConfig, _CLI_RESULTS] = Field(default_factory=JudgeConfig)
     """How candidates are judged."""
@@ -65,12 +66,14 @@ class RunConfig(BaseModel):
     """Write exploration trajectories to trajectories/ (does not change results)."""
     max_sandboxes: Annotated[int, SPEED] = Field(default=4, ge=1)
     """Sandboxes open at the same time across the whole run (does not change results)."""
-    executor: Annotated[Literal["local", "ray"], _CLI_SPEED] = "local"
-    """``local``: tasks run in this process; ``ray``: each task is a Ray task (``agentic-rubrics[ray]``)."""
-    ray_address: Annotated[str | None, _CLI_SPEED] = None
-    """The Ray cluster to join (``None``: start a local one)."""
-    workers: Annotated[int | None, _CLI_SPEED] = Field(default=None, ge=1)
-    """Ray tasks in flight at once (``None``: the cluster's CPUs)."""
+    executor: Annotated[ExecutorConfig, _CLI_SPEED] = Field(default_factory=LocalExecutorConfig)
+    """Where tasks run: ``local`` (this process) or ``ray`` (each task a Ray task, ``agentic-rubrics[ray]``;
+    ``address``, ``workers``). ``executor: ray`` and top-level ``ray_address``/``workers`` still read."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _executor_section(cls, data: Any) -> Any:
+        return executor_section(data) if isinstance(data, dict) else data
 
     @model_validator(mode="before")
     @classmethod
@@ -100,9 +103,7 @@ class RunConfig(BaseModel):
         """The hash of every prompt template this configuration sends to a model."""
         from agentic_rubrics.prompts import load_prompt
 
-        names = []
-        if self.explorer.kind != "static":
-            names.append("rubric_agent")
+        names = list(self.explorer.prompts)
         if self.judge.kind == "llm":
             names.append("judge")
         names += [p for s in self.model_selectors() for p in get_selector(s).prompts]
@@ -178,6 +179,26 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _setting_path(data: Any, loc: tuple[int | str, ...]) -> list[str]:
+    """An error's location as the settings a user writes: the tag pydantic adds for the member of a
+    tagged union (``explorer.agent.model``: the ``agent`` explorer's ``model``) is left out."""
+    out: list[str] = []
+    for part in loc:
+        if (
+            isinstance(data, dict)
+            and part not in data
+            and part
+            in (
+                data.get("kind", "static"),
+                data.get("type"),
+            )
+        ):
+            continue  # the union member's tag, not a setting
+        out.append(str(part))
+        data = data.get(part) if isinstance(data, dict) else None
+    return out
+
+
 def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
     """A RunConfig from a YAML file (optional) with overrides (nested dicts; ``None`` = unset) on top.
 
@@ -193,12 +214,12 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of settings")
         data = loaded
-    data = _merge(data, overrides or {})
+    data = _merge(executor_section(data), executor_section(overrides or {}))
     try:
         return RunConfig.model_validate(data)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in err["loc"]) or "configuration"
+        where = ".".join(_setting_path(data, err["loc"])) or "configuration"
         raise ConfigError(f"{path or 'configuration'}: {where}: {err['msg']}") from exc
 
 

@@ -11,7 +11,7 @@ from pydantic import SecretStr
 
 from agentic_rubrics import Judge, Model
 from agentic_rubrics.datasets.repos import RepoCache, RepoTree, resolve_repo_path
-from agentic_rubrics.explore import Explorer, make_explorer
+from agentic_rubrics.explore import Explorer
 from agentic_rubrics.judge.judges import ChecksJudge, LLMJudge
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm.door import LLM, LLMConfig, llm_slot_key
@@ -98,7 +98,7 @@ class RunContext:
             return models[key]
 
         explorer_llm = llm_for(config.explorer.model) if config.explorer.model else None
-        explorer = make_explorer(config.explorer, explorer_llm)
+        explorer = config.explorer.open(explorer_llm)
         ctx = cls(config, root / "cache", explorer, ChecksJudge(), ledger, limiter)
         if config.judge.kind == "llm" and config.judge.model is not None:
             llm = llm_for(config.judge.model)

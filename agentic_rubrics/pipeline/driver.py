@@ -148,13 +148,7 @@ async def run_tasks(
     """The tasks on the configured executor (``local`` or ``ray``), stored as they finish.
 
     ``spent_before``: dollars the run spent in earlier processes (counted against the budget)."""
-    executor: Executor
-    if config.executor == "ray":
-        from agentic_rubrics.pipeline.executor_ray import RayExecutor
-
-        executor = RayExecutor(config, folder.root, api_key, spent_before)
-    else:
-        executor = LocalExecutor(config, folder.root, api_key, spent_before)
+    executor = config.executor.open(config, folder.root, api_key, spent_before)
     jobs = [
         Job(
             t, earlier_rubric(folder, t.instance_id), (plans or {}).get(t.instance_id), explore_only

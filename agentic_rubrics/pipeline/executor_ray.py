@@ -106,13 +106,15 @@ class RayExecutor:
         self.ray = ray = import_ray()
         self.started_here = False
         if not ray.is_initialized():
-            ray.init(address=config.ray_address, include_dashboard=False, log_to_driver=False)
+            ray.init(address=config.executor.address, include_dashboard=False, log_to_driver=False)
             self.started_here = True
         self.limits = ray.remote(Limits).remote(
             limiter_capacities(config), config.max_cost_usd, spent
         )
         self.remote_work = ray.remote(work).options(num_cpus=1, max_retries=0)
-        self.capacity = config.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self.capacity = config.executor.workers or max(
+            1, int(ray.cluster_resources().get("CPU", 1))
+        )
         self.config_json = config.model_dump(
             mode="json", context={"secrets": True}
         )  # in memory only

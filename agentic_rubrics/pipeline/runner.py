@@ -95,7 +95,7 @@ class _Job:
                 " give the tasks file this folder was made with, or use another --out folder.",
             )
         folder.forget(set(changed), rubrics=True)
-        if config.explorer.kind == "agent" and config.explorer.allow_unisolated:
+        if config.explorer.model_commands and config.explorer.allow_unisolated:
             log.warning(
                 "UNISOLATED sandboxes allowed: model-chosen commands may run on this machine"
                 " as this user (--unsafe-local-sandbox)"

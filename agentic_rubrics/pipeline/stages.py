@@ -177,7 +177,7 @@ async def _explore(
     from agentic_rubrics.sandbox import open_sandbox
 
     cfg = ctx.config.explorer
-    local = cfg.sandbox.type in ("auto", "bubblewrap", "local-copy", "swerex-local")
+    local = cfg.sandbox.needs_repo
     tree: RepoTree | None = None
     if cfg.uses_sandbox and local:
         try:
@@ -189,7 +189,7 @@ async def _explore(
         if tree is not None:
             status["repository"] = tree.record()
     needs_sandbox = cfg.uses_sandbox and not (local and tree is None)
-    if cfg.kind == "agent" and not needs_sandbox:
+    if cfg.model_commands and not needs_sandbox:
         return None, [], {**status, "status": "failed", "reason": "no_repository"}, None
     sandbox: Any = None
     async with ctx.limiter.slot(SANDBOX_SLOT) if needs_sandbox else _nothing():
@@ -201,7 +201,7 @@ async def _explore(
                     repo_path=str(tree.path) if tree is not None else task.repo_path,
                     shared_tree=tree is not None and tree.source == "cache",
                     base_commit=task.base_commit,
-                    model_commands=cfg.kind == "agent",
+                    model_commands=cfg.model_commands,
                     allow_unisolated=cfg.allow_unisolated,
                 )
             # with no repository the static explorer writes the issue-only static rubric
@@ -216,7 +216,7 @@ async def _explore(
                     kind,
                 )
             root = tree.path if tree is not None else None
-            grounding = grounding_record(rubric, root, static_leads=cfg.kind == "static")
+            grounding = grounding_record(rubric, root, static_leads=cfg.static_leads)
             return rubric, steps, {**status, "grounding": grounding}, kind
         except AgenticRubricsError as exc:
             if isinstance(exc, ModelError):

@@ -16,24 +16,22 @@ import os
 import posixpath
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.payloads import CommandResult
+from agentic_rubrics.sandbox.base import SandboxSpec, Where
 from agentic_rubrics.sandbox.local import TRUNCATION_MARKER, WorkspaceCopy, clean_env
-from agentic_rubrics.sandbox.swerex_docker import (
-    SweRexDockerConfig,
-    prepare_container,
-    stop_container,
-    swebench_image_id,
-)
+
+if TYPE_CHECKING:
+    from agentic_rubrics import Sandbox
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 __all__ = [
-    "SweRexDockerConfig",
+    "SweRexConfig",
     "SweRexLocalConfig",
     "SweRexModalConfig",
     "SweRexRemoteConfig",
@@ -48,18 +46,82 @@ def quiet_swerex() -> None:
     os.environ.setdefault("SWE_REX_LOG_STREAM_LEVEL", "WARNING")
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+def swebench_image_id(instance_id: str) -> str:
+    """SWE-bench's image naming: ``django__django-11099`` -> ``django_1776_django-11099``."""
+    return instance_id.replace("__", "_1776_").lower()
 
 
-class SweRexLocalConfig(_Config):
+def _fill(template: str, instance_id: str) -> str:
+    return template.format(instance_id=instance_id, swebench_id=swebench_image_id(instance_id))
+
+
+class SweRexConfig(SandboxSpec):
+    """A SWE-ReX deployment: what :class:`SweRexSandbox` asks of its configuration."""
+
+    needs_repo: ClassVar[bool] = False
+    blocks_loop: ClassVar[bool] = False
+    """Its runtime blocks the event loop (SWE-ReX's local runtime): its calls run in a thread."""
+
+    def deployment(self, instance_id: str) -> Any:
+        """SWE-ReX's deployment for one task (not started)."""
+        raise NotImplementedError
+
+    def workdir(self, instance_id: str) -> str:
+        """Where the repository is for the deployment's commands."""
+        raise NotImplementedError
+
+    def argv(self, command: str) -> str | list[str]:
+        """How a shell command is run (a string: by the runtime's shell)."""
+        return command
+
+    async def prepare(self, deployment: Any, where: Where) -> dict[str, str] | None:
+        """What is done after the deployment starts, before any command; the environment commands
+        get (``None``: the runtime's own)."""
+        return None
+
+    async def stop(self, deployment: Any) -> None:
+        """Stop the deployment; stopping a dead deployment must not hide the run's own error."""
+        with contextlib.suppress(Exception):
+            await deployment.stop()
+
+    async def start(self, where: Where) -> Sandbox:
+        """The SWE-ReX sandbox of one task, started (``open`` checked repository and isolation)."""
+        sandbox = SweRexSandbox(
+            self,
+            instance_id=where.instance_id,
+            repo_path=where.repo_path if self.needs_repo else None,
+            base_commit=where.base_commit,
+        )
+        try:
+            return await sandbox.start()
+        except BaseException:
+            await sandbox.close()
+            raise
+
+
+class SweRexLocalConfig(SweRexConfig):
     """SWE-ReX's local deployment on a throwaway copy of the task's repository (not isolated)."""
 
+    needs_repo: ClassVar[bool] = True
+    isolated: ClassVar[bool] = False
+    blocks_loop: ClassVar[bool] = True
     type: Literal["swerex-local"] = "swerex-local"
     """Discriminator."""
 
+    def deployment(self, instance_id: str) -> Any:
+        """SWE-ReX's local deployment."""
+        quiet_swerex()
+        from swerex.deployment.config import LocalDeploymentConfig
 
-class SweRexRemoteConfig(_Config):
+        return LocalDeploymentConfig().get_deployment()
+
+    async def stop(self, deployment: Any) -> None:
+        """Stop the local runtime (in a thread: it blocks the loop)."""
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(lambda: asyncio.run(_awaited(deployment.stop)))
+
+
+class SweRexRemoteConfig(SweRexConfig):
     """A running ``swerex-remote`` server that holds the repository."""
 
     type: Literal["swerex-remote"] = "swerex-remote"
@@ -73,8 +135,24 @@ class SweRexRemoteConfig(_Config):
     repo_dir: str = "/testbed"
     """Where the repository is on the server (``{instance_id}`` is replaced)."""
 
+    def deployment(self, instance_id: str) -> Any:
+        """SWE-ReX's remote deployment, with the token read from the environment."""
+        quiet_swerex()
+        from swerex.deployment.config import RemoteDeploymentConfig
 
-class SweRexModalConfig(_Config):
+        token = os.environ.get(self.auth_token_env)
+        if not token:
+            raise SandboxError(f"set {self.auth_token_env} to the swerex-remote server's token")
+        return RemoteDeploymentConfig(
+            host=self.host, port=self.port, auth_token=token, timeout=30
+        ).get_deployment()
+
+    def workdir(self, instance_id: str) -> str:
+        """``repo_dir`` for this task."""
+        return _fill(self.repo_dir, instance_id)
+
+
+class SweRexModalConfig(SweRexConfig):
     """A Modal sandbox per task from the same images."""
 
     type: Literal["swerex-modal"] = "swerex-modal"
@@ -86,12 +164,18 @@ class SweRexModalConfig(_Config):
     startup_timeout: float = Field(default=300.0, gt=0)
     """Seconds to wait for the sandbox's runtime."""
 
+    def deployment(self, instance_id: str) -> Any:
+        """SWE-ReX's Modal deployment of this task's image."""
+        quiet_swerex()
+        from swerex.deployment.config import ModalDeploymentConfig
 
-SweRexConfig = SweRexLocalConfig | SweRexRemoteConfig | SweRexDockerConfig | SweRexModalConfig
+        return ModalDeploymentConfig(
+            image=_fill(self.image, instance_id), startup_timeout=self.startup_timeout
+        ).get_deployment()
 
-
-def _fill(template: str, instance_id: str) -> str:
-    return template.format(instance_id=instance_id, swebench_id=swebench_image_id(instance_id))
+    def workdir(self, instance_id: str) -> str:
+        """``repo_dir`` for this task."""
+        return _fill(self.repo_dir, instance_id)
 
 
 class SweRexSandbox:
@@ -106,74 +190,42 @@ class SweRexSandbox:
         base_commit: str = "",
     ) -> None:
         self.config = config
-        self.kind = config.type
-        self.isolated = config.type != "swerex-local"
+        self.kind = config.kind
+        self.isolated = config.isolated
         self._copy: WorkspaceCopy | None = None
-        if isinstance(config, SweRexLocalConfig):
+        if config.needs_repo:
             if repo_path is None:
-                raise SandboxError("swerex-local needs the task's repo_path")
+                raise SandboxError(f"{config.kind} needs the task's repo_path")
             self._copy = WorkspaceCopy(repo_path)
             self.workdir = str(self._copy.root)
-        elif isinstance(config, SweRexDockerConfig):
-            self.workdir = config.repo_dir
         else:
-            self.workdir = _fill(config.repo_dir, instance_id)
+            self.workdir = config.workdir(instance_id)
         self._instance_id = instance_id
         self._base_commit = base_commit
         self._deployment: Any = None
-        self._env = clean_env(Path("/tmp"))
-
-    def _make_deployment(self) -> Any:
-        quiet_swerex()
-        from swerex.deployment.config import (
-            LocalDeploymentConfig,
-            ModalDeploymentConfig,
-            RemoteDeploymentConfig,
-        )
-
-        c = self.config
-        if isinstance(c, SweRexLocalConfig):
-            return LocalDeploymentConfig().get_deployment()
-        if isinstance(c, SweRexRemoteConfig):
-            token = os.environ.get(c.auth_token_env)
-            if not token:
-                raise SandboxError(f"set {c.auth_token_env} to the swerex-remote server's token")
-            return RemoteDeploymentConfig(
-                host=c.host, port=c.port, auth_token=token, timeout=30
-            ).get_deployment()
-        if isinstance(c, SweRexDockerConfig):
-            return c.deployment_config(self._instance_id).get_deployment()
-        return ModalDeploymentConfig(
-            image=_fill(c.image, self._instance_id), startup_timeout=c.startup_timeout
-        ).get_deployment()
+        self._env: dict[str, str] | None = clean_env(Path("/tmp"))
 
     async def _call(self, fn: Callable[[], Awaitable[T]]) -> T:
-        if isinstance(self.config, SweRexLocalConfig):
+        if self.config.blocks_loop:
             # the local runtime runs subprocess.run inside its coroutines: keep it off our loop
             return await asyncio.to_thread(lambda: asyncio.run(_awaited(fn)))
         return await fn()
 
     async def start(self) -> SweRexSandbox:
-        """Start the deployment (pull and run a container, connect to a server ...).
-
-        A docker container is then prepared before any command: network, history, conda
-        (:func:`~agentic_rubrics.sandbox.swerex_docker.prepare_container`).
-        """
+        """Start the deployment (pull and run a container, connect to a server ...), then what its
+        configuration does before any command (a docker container's network, history and conda:
+        :func:`~agentic_rubrics.sandbox.swerex_docker.prepare_container`)."""
         try:
-            self._deployment = self._make_deployment()
+            self._deployment = self.config.deployment(self._instance_id)
             await self._call(self._deployment.start)
         except SandboxError:
             raise
         except Exception as exc:
             raise SandboxError(f"{self.kind}: cannot start the deployment: {exc}") from exc
-        if isinstance(self.config, SweRexDockerConfig):
-            self._env, done = await prepare_container(
-                self.config,
-                self._deployment,
-                instance_id=self._instance_id,
-                base_commit=self._base_commit,
-            )
-            log.info("%s: swerex-docker prepared: %s", self._instance_id, done)
+        where = Where(self._instance_id, None, base_commit=self._base_commit)
+        env = await self.config.prepare(self._deployment, where)
+        if env is not None:
+            self._env = env
         return self
 
     async def run(
@@ -184,9 +236,7 @@ class SweRexSandbox:
         from swerex.runtime.abstract import Command
 
         # SWE-bench's images have dash as /bin/sh; the agent's tool is bash
-        argv: str | list[str] = command
-        if isinstance(self.config, SweRexDockerConfig):
-            argv = ["bash", "-c", command]
+        argv = self.config.argv(command)
         request = Command(
             command=argv, shell=isinstance(argv, str), timeout=timeout, cwd=self.workdir,
             merge_output_streams=True, env=self._env,
@@ -220,12 +270,7 @@ class SweRexSandbox:
     async def close(self) -> None:
         """Stop the deployment and delete any local copy."""
         if self._deployment is not None:
-            if isinstance(self.config, SweRexDockerConfig):
-                await stop_container(self._deployment)
-            else:
-                # stopping a dead deployment must not hide the run's own error
-                with contextlib.suppress(Exception):
-                    await self._call(self._deployment.stop)
+            await self.config.stop(self._deployment)
             # SWE-ReX stops a deployment again when it is garbage-collected, and a stopped remote
             # deployment raises on a second stop: make that second stop a no-op
             self._deployment.stop = _stopped

@@ -25,15 +25,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import re
 import shlex
 import subprocess
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from agentic_rubrics.exceptions import SandboxError
+from agentic_rubrics.sandbox.base import Where
+from agentic_rubrics.sandbox.swerex import SweRexConfig, quiet_swerex, swebench_image_id
+
+log = logging.getLogger(__name__)
 
 SWEBENCH_IMAGE = "swebench/sweb.eval.x86_64.{swebench_id}:latest"
 NETCUT_SOURCE = (Path(__file__).parent / "netcut.py").read_text(encoding="utf-8")
@@ -45,11 +50,6 @@ _NO_PORTS = (
     "host",
 )  # network modes where SWE-ReX's published port cannot reach the runtime
 _NET_CAPS = {"NET_ADMIN", "NET_RAW", "ALL", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_ALL"}
-
-
-def swebench_image_id(instance_id: str) -> str:
-    """SWE-bench's image naming: ``django__django-11099`` -> ``django_1776_django-11099``."""
-    return instance_id.replace("__", "_1776_").lower()
 
 
 def _options(args: list[str], names: tuple[str, ...]) -> list[str]:
@@ -64,10 +64,11 @@ def _options(args: list[str], names: tuple[str, ...]) -> list[str]:
     return values
 
 
-class SweRexDockerConfig(BaseModel):
+class SweRexDockerConfig(SweRexConfig):
     """A container per task from SWE-bench's instance image, the repository at ``/testbed``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    needs_repo: ClassVar[bool] = False
     type: Literal["swerex-docker"] = "swerex-docker"
     """Discriminator."""
     image: str = SWEBENCH_IMAGE
@@ -160,6 +161,31 @@ class SweRexDockerConfig(BaseModel):
             pull=self.pull,
             startup_timeout=self.startup_timeout,
         )
+
+    def deployment(self, instance_id: str) -> Any:
+        """SWE-ReX's docker deployment of this task's image."""
+        quiet_swerex()
+        return self.deployment_config(instance_id).get_deployment()
+
+    def workdir(self, instance_id: str) -> str:
+        """``repo_dir``: the same in every image."""
+        return self.repo_dir
+
+    def argv(self, command: str) -> list[str]:
+        """SWE-bench's images have dash as /bin/sh; the agent's tool is bash."""
+        return ["bash", "-c", command]
+
+    async def prepare(self, deployment: Any, where: Where) -> dict[str, str]:
+        """Network, history and environment (:func:`prepare_container`)."""
+        env, done = await prepare_container(
+            self, deployment, instance_id=where.instance_id, base_commit=where.base_commit
+        )
+        log.info("%s: swerex-docker prepared: %s", where.instance_id, done)
+        return env
+
+    async def stop(self, deployment: Any) -> None:
+        """:func:`stop_container`."""
+        await stop_container(deployment)
 
     def runtime_python(self) -> str:
         """A Python every container of this configuration has (the standalone one when built)."""
