@@ -265,8 +265,6 @@ class LLM:
             BudgetExceeded: the run's cost limit is reached; no call was started.
             CallFailed: this call failed (after bounded retries for transient failures).
         """
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
-
         self.guard.check()  # a model found unusable is not asked again
         merged = self.params(answer_tokens=answer_tokens, **params)
         if any(has_lone_surrogates(str(m.get("content") or "")) for m in messages):
@@ -275,12 +273,28 @@ class LLM:
         # the server is part of the key (without credentials: a new password asks the same server)
         server = split_credentials(self.config.api_base)[0] if self.config.api_base else None
         key = ResponseCache.key(self.config.model, messages, merged, repeat, server)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            hit = self._redacted(hit)  # a cache written before redaction existed, too
-            cached = hit.model_copy(update={"usage": hit.usage.model_copy(update={"cached": True})})
-            self.ledger.record(phase, task, cached.usage)
+        if (cached := self._cached(key, phase, task)) is not None:
             return cached
-        kwargs = self._kwargs(messages, merged)
+        completion = await self._call(self._kwargs(messages, merged), phase, task)
+        # what the caller reads is what the cache keeps, so a resumed run replays the same text
+        completion = self._redacted(completion)
+        if self.cache is not None:
+            self.cache.put(key, completion)
+        return completion
+
+    def _cached(self, key: str, phase: str, task: str) -> Completion | None:
+        """The cached answer under ``key`` (counted as a cached call), if any."""
+        if self.cache is None or (hit := self.cache.get(key)) is None:
+            return None
+        hit = self._redacted(hit)  # a cache written before redaction existed, too
+        cached = hit.model_copy(update={"usage": hit.usage.model_copy(update={"cached": True})})
+        self.ledger.record(phase, task, cached.usage)
+        return cached
+
+    def _retrying(self) -> Any:
+        """tenacity's retry loop: transient failures only, ``max_retries`` times, exponential backoff
+        with jitter (or the provider's Retry-After, capped); each wait recorded in ``retry_waits``."""
+        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
         def transient(exc: BaseException) -> bool:
             return isinstance(exc, CallFailed) and exc.kind == "transient"
@@ -296,21 +310,27 @@ class LLM:
             """Before each wait that happens (tenacity also computes one after the last attempt)."""
             self.retry_waits.append(float(state.next_action.sleep))
 
+        return AsyncRetrying(
+            stop=stop_after_attempt(self.config.max_retries + 1),
+            wait=wait,
+            before_sleep=waited,
+            retry=retry_if_exception(transient),
+            reraise=True,
+        )
+
+    async def _call(self, kwargs: dict[str, Any], phase: str, task: str) -> Completion:
+        """One call to the provider in a slot of the run's limits, retried, recorded and paid for."""
         async with self.limiter.slot(self.slot_key):
             self.guard.check()  # found unusable while this call waited for its slot
             await self.limiter.check_budget()
             try:
-                async for attempt in AsyncRetrying(
-                    stop=stop_after_attempt(self.config.max_retries + 1),
-                    wait=wait,
-                    before_sleep=waited,
-                    retry=retry_if_exception(transient),
-                    reraise=True,
-                ):
+                async for attempt in self._retrying():
                     with attempt:
                         self.requests_sent += 1
                         send = functools.partial(self._send, kwargs)
-                        completion = await recorded(self.spend_log, send, self.name, phase, task)
+                        completion: Completion = await recorded(
+                            self.spend_log, send, self.name, phase, task
+                        )
             except CallFailed as failure:
                 self.ledger.record(phase, task, None, failed=True)
                 fatal = self.guard.failed(failure, phase)
@@ -322,10 +342,6 @@ class LLM:
             self.ledger.record(phase, task, completion.usage)
             if completion.usage.cost_usd:
                 await self.limiter.spend(completion.usage.cost_usd)
-        # what the caller reads is what the cache keeps, so a resumed run replays the same text
-        completion = self._redacted(completion)
-        if self.cache is not None:
-            self.cache.put(key, completion)
         return completion
 
     def _redacted(self, completion: Completion) -> Completion:
