@@ -27,7 +27,7 @@ from agentic_rubrics.explore.static import StaticExplorer
 from agentic_rubrics.llm import LLM, LLMConfig
 from agentic_rubrics.payloads import CommandResult
 from agentic_rubrics.pipeline.config import RunConfig, load_config
-from agentic_rubrics.pipeline.driver import LocalExecutor
+from agentic_rubrics.pipeline.driver import LocalExecutor, open_executor
 from agentic_rubrics.pipeline.executors import LocalExecutorConfig, RayExecutorConfig
 from agentic_rubrics.sandbox import (
     AutoConfig,
@@ -146,7 +146,7 @@ def test_an_executor_configuration_opens_its_executor(tmp_path: Path) -> None:
     config = RunConfig()
 
     async def go() -> Any:
-        executor = config.executor.open(config, tmp_path, None, 0.0)
+        executor = open_executor(config, tmp_path, None, 0.0)
         try:
             return type(executor), executor.capacity
         finally:

@@ -12,6 +12,7 @@ shared by the tasks of this process or living in a Ray actor.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -134,6 +135,16 @@ async def drive(
     return state
 
 
+def open_executor(config: RunConfig, root: Path, api_key: str | None, spent: float) -> Executor:
+    """The executor ``config.executor`` names (its ``runs_on``), for the run in folder ``root``
+    (``spent``: dollars spent by earlier processes)."""
+    module, _, name = config.executor.runs_on.partition(":")
+    executor: Executor = getattr(importlib.import_module(module), name)(
+        config, root, api_key, spent
+    )
+    return executor
+
+
 async def run_tasks(
     tasks: list[Task],
     config: RunConfig,
@@ -148,7 +159,7 @@ async def run_tasks(
     """The tasks on the configured executor (``local`` or ``ray``), stored as they finish.
 
     ``spent_before``: dollars the run spent in earlier processes (counted against the budget)."""
-    executor = config.executor.open(config, folder.root, api_key, spent_before)
+    executor = open_executor(config, folder.root, api_key, spent_before)
     jobs = [
         Job(
             t, earlier_rubric(folder, t.instance_id), (plans or {}).get(t.instance_id), explore_only

@@ -1,7 +1,9 @@
 """Where a run's tasks run: one configuration per executor, chosen by ``kind`` (``local`` when unset).
 
-Each configuration names its executor by import path (resolved when the run starts, so that Ray is
-imported only by a run that uses it) and opens it: a new executor is its class (the ``Executor``
+Each configuration names its executor class by import path (``runs_on``), which the driver opens
+(:func:`~agentic_rubrics.pipeline.driver.open_executor`): resolved when the run starts, so Ray is
+imported only by a run that uses it, and no import runs from here back to the executors, which take the
+whole :class:`~agentic_rubrics.pipeline.config.RunConfig`. A new executor is its class (the ``Executor``
 protocol of :mod:`~agentic_rubrics.pipeline.driver`) and its configuration here, added to the union.
 
 Configuration files and options written before these configurations had sections still work:
@@ -11,15 +13,9 @@ Configuration files and options written before these configurations had sections
 
 from __future__ import annotations
 
-import importlib
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
-
-if TYPE_CHECKING:
-    from agentic_rubrics.pipeline.config import RunConfig
-    from agentic_rubrics.pipeline.driver import Executor
 
 
 class _Executor(BaseModel):
@@ -28,7 +24,8 @@ class _Executor(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     runs_on: ClassVar[str]
-    """The executor class, as ``module:Class``."""
+    """The executor class, as ``module:Class`` (constructed with the run's configuration, folder, API
+    key and the dollars spent before)."""
 
     kind: str
     """``local``: tasks run in this process; ``ray``: each task is a Ray task (``agentic-rubrics[ray]``)."""
@@ -36,14 +33,6 @@ class _Executor(BaseModel):
     """The Ray cluster to join (``None``: start a local one)."""
     workers: int | None = Field(default=None, ge=1)
     """Ray tasks in flight at once (``None``: the cluster's CPUs)."""
-
-    def open(self, config: RunConfig, root: Path, api_key: str | None, spent: float) -> Executor:
-        """The executor of a run in folder ``root`` (``spent``: dollars spent by earlier processes)."""
-        module, _, name = self.runs_on.partition(":")
-        executor: Executor = getattr(importlib.import_module(module), name)(
-            config, root, api_key, spent
-        )
-        return executor
 
 
 class LocalExecutorConfig(_Executor):
