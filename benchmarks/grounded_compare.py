@@ -34,7 +34,7 @@ try:  # where the diff model keeps it; an older package (measured for comparison
 except ImportError:  # pragma: no cover
     from agentic_rubrics.explore.codeindex import is_test_path  # type: ignore[attr-defined,no-redef]
 from agentic_rubrics.patch import parse_patch
-from agentic_rubrics.report.build import TaskResult
+from agentic_rubrics.report.results import TaskResult
 from agentic_rubrics.types import Check, Rubric
 
 _GLOB = re.compile(r"[*?\[]")

@@ -17,7 +17,8 @@ from typing import Any
 from agentic_rubrics.data import RunFolder, atomic_write_text
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.rank.metrics import flakiness
-from agentic_rubrics.report.build import TaskResult, build_report_and_results
+from agentic_rubrics.report.build import build_report_and_results
+from agentic_rubrics.report.results import TaskResult
 from agentic_rubrics.report_json import Report
 
 HIGH_UTILITY = (

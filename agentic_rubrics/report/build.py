@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentic_rubrics.data import RunFolder
@@ -23,54 +22,15 @@ from agentic_rubrics.rank.rerank import select, similarity_summary
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
 from agentic_rubrics.report.repeats import repeat_stability
+from agentic_rubrics.report.results import TaskResult
 from agentic_rubrics.report.selection import choose, primary_reason
 from agentic_rubrics.report_json import Report
-from agentic_rubrics.rows import ProgressRow
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
-from agentic_rubrics.types import SCHEMA, CandidateScore, Rubric, Selection, Verdict
+from agentic_rubrics.types import SCHEMA, Rubric, Verdict
 
-Ranking = dict[str, float | None]
 INTERVALS_FILE = "intervals.json"
 """The run folder's remembered bootstrap intervals (see :mod:`agentic_rubrics.rank.bootstrap`)."""
-
-
-@dataclass
-class TaskResult:
-    """Everything the report needs about one task, rebuilt from the run folder."""
-
-    instance_id: str
-    progress: ProgressRow
-    rubric: Rubric | None
-    scores: dict[str, CandidateScore]
-    labels: dict[str, bool | None]
-    verdicts: list[Verdict] = field(default_factory=list)
-    rankings: dict[str, Ranking] = field(default_factory=dict)
-    values: dict[str, Ranking] = field(default_factory=dict)
-    """Per selector, the values ROC/PR rest on (the rubric selector: S, not its tiered rank)."""
-    picks: dict[str, Selection] = field(default_factory=dict)
-    selected_by: str = ""
-    """The selector whose pick goes to selections.jsonl (the primary one, or its fallback)."""
-
-    @property
-    def baselines(self) -> dict[str, Any]:
-        """The selectors' features stored at judge time."""
-        return self.progress.baselines
-
-    @property
-    def labelled_ids(self) -> list[str]:
-        """The candidates with a label (metrics rest on these alone)."""
-        return [cid for cid, v in self.labels.items() if v is not None]
-
-    @property
-    def labelled(self) -> bool:
-        """At least one candidate has a label: the task counts in the metrics."""
-        return bool(self.labelled_ids)
-
-    @property
-    def fully_labelled(self) -> bool:
-        """Every candidate has a label."""
-        return bool(self.labels) and len(self.labelled_ids) == len(self.labels)
 
 
 def load_results(
@@ -223,19 +183,6 @@ def build_report_and_results(
     labelled = [t for t in results if t.labelled]
     max_pool = max((len(t.labelled_ids) for t in labelled), default=0)
     ks = list(range(1, min(cfg["max_k"], max_pool) + 1))
-
-    rows = [v for t in results for v in t.verdicts]  # every finished task's rows, read once
-    origins = Counter(v.origin for v in rows)
-    missing_by_reason = Counter(v.reason for v in rows if v.origin == "missing")
-    all_scores = [s for t in results for s in t.scores.values()]
-    rubric_status = Counter(t.progress.rubric.status for t in results)
-    failed_reasons = Counter(
-        t.progress.rubric.reason for t in results if t.progress.rubric.status != "ok"
-    )
-    items_total = sum(s.items_total for s in all_scores)
-    weight_total = sum(s.weight_total for s in all_scores)
-    n_candidates = len(all_scores)
-
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "config_hash": recorded["config_hash"],
@@ -249,55 +196,9 @@ def build_report_and_results(
             **choose(results, selectors),
         },
         "seed": seed,
-        "counts": {
-            "tasks": len(results),
-            "tasks_labelled": len(labelled),
-            "candidates": n_candidates,
-            "candidates_labelled": sum(len(t.labelled_ids) for t in labelled),
-            "resolved": sum(1 for t in labelled for v in t.labels.values() if v),
-            "max_pool": max_pool,
-        },
-        "labels": {
-            "source": labels.source,
-            "left_out": {
-                "tasks_without_a_labelled_candidate": len(results) - len(labelled),
-                "unlabelled_candidates": n_candidates - sum(len(t.labelled_ids) for t in labelled),
-            },
-        },
-        "rubrics": {
-            "ok": rubric_status.get("ok", 0),
-            "failed": dict(sorted(failed_reasons.items())),
-            "items": sum(len(list(t.rubric.items())) for t in results if t.rubric),
-            "checked_items": sum(
-                1 for t in results if t.rubric for _, i in t.rubric.items() if i.check is not None
-            ),
-            # where each explorer's repository came from (``none``: explored without one)
-            "repository": dict(
-                sorted(Counter(t.progress.rubric.repository for t in results).items())
-            ),
-            # items naming the repository's files; the static explorer's leads that found nothing
-            "grounding": grounding_report(t.progress.rubric for t in results),
-        },
-        "verdicts": {
-            "rows": len(rows),
-            "origins": {o: origins.get(o, 0) for o in ("judged", "checked", "missing")},
-            "missing_by_reason": dict(sorted(missing_by_reason.items())),
-        },
-        "coverage": {
-            "tasks_with_rubric": _rate(rubric_status.get("ok", 0), len(results)),
-            "candidates_with_score": _rate(
-                sum(1 for s in all_scores if s.score is not None), n_candidates
-            ),
-            "items_with_verdict": _rate(sum(s.items_scored for s in all_scores), items_total),
-            "weight_with_verdict": _rate(sum(s.weight_scored for s in all_scores), weight_total),
-        },
-        "decisions": {
-            d: sum(1 for s in all_scores if s.decision == d)
-            for d in ("accept", "review", "reject", "inconclusive")
-        },
-        "decision_reasons": dict(
-            sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
-        ),
+        **_counts_and_labels(results, labelled, labels.source, max_pool),
+        "rubrics": _rubrics_section(results),
+        **_verdicts_and_coverage(results),
         "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in selectors},
         # what fitted weights were fitted on; a run's instances inside that fit are in-sample
         "fitted_weights": fitted_weights(selectors, [t.instance_id for t in results]),
@@ -317,6 +218,85 @@ def build_report_and_results(
     }
     cis.save()
     return Report.model_validate(report), results
+
+
+def _counts_and_labels(
+    results: list[TaskResult], labelled: list[TaskResult], source: Any, max_pool: int
+) -> dict[str, Any]:
+    """How many tasks, candidates and labels the report rests on, and what it left out."""
+    n_candidates = sum(len(t.scores) for t in results)
+    candidates_labelled = sum(len(t.labelled_ids) for t in labelled)
+    return {
+        "counts": {
+            "tasks": len(results),
+            "tasks_labelled": len(labelled),
+            "candidates": n_candidates,
+            "candidates_labelled": candidates_labelled,
+            "resolved": sum(1 for t in labelled for v in t.labels.values() if v),
+            "max_pool": max_pool,
+        },
+        "labels": {
+            "source": source,
+            "left_out": {
+                "tasks_without_a_labelled_candidate": len(results) - len(labelled),
+                "unlabelled_candidates": n_candidates - candidates_labelled,
+            },
+        },
+    }
+
+
+def _rubrics_section(results: list[TaskResult]) -> dict[str, Any]:
+    """The rubrics: how many were written, why the others failed, their items, repository, grounding."""
+    status = Counter(t.progress.rubric.status for t in results)
+    failed = Counter(t.progress.rubric.reason for t in results if t.progress.rubric.status != "ok")
+    return {
+        "ok": status.get("ok", 0),
+        "failed": dict(sorted(failed.items())),
+        "items": sum(len(list(t.rubric.items())) for t in results if t.rubric),
+        "checked_items": sum(
+            1 for t in results if t.rubric for _, i in t.rubric.items() if i.check is not None
+        ),
+        # where each explorer's repository came from (``none``: explored without one)
+        "repository": dict(sorted(Counter(t.progress.rubric.repository for t in results).items())),
+        # items naming the repository's files; the static explorer's leads that found nothing
+        "grounding": grounding_report(t.progress.rubric for t in results),
+    }
+
+
+def _verdicts_and_coverage(results: list[TaskResult]) -> dict[str, Any]:
+    """The verdicts by origin and missing reason, what they cover, and the decisions they led to."""
+    rows = [v for t in results for v in t.verdicts]  # every finished task's rows, read once
+    origins = Counter(v.origin for v in rows)
+    all_scores = [s for t in results for s in t.scores.values()]
+    with_rubric = sum(1 for t in results if t.progress.rubric.status == "ok")
+    return {
+        "verdicts": {
+            "rows": len(rows),
+            "origins": {o: origins.get(o, 0) for o in ("judged", "checked", "missing")},
+            "missing_by_reason": dict(
+                sorted(Counter(v.reason for v in rows if v.origin == "missing").items())
+            ),
+        },
+        "coverage": {
+            "tasks_with_rubric": _rate(with_rubric, len(results)),
+            "candidates_with_score": _rate(
+                sum(1 for s in all_scores if s.score is not None), len(all_scores)
+            ),
+            "items_with_verdict": _rate(
+                sum(s.items_scored for s in all_scores), sum(s.items_total for s in all_scores)
+            ),
+            "weight_with_verdict": _rate(
+                sum(s.weight_scored for s in all_scores), sum(s.weight_total for s in all_scores)
+            ),
+        },
+        "decisions": {
+            d: sum(1 for s in all_scores if s.decision == d)
+            for d in ("accept", "review", "reject", "inconclusive")
+        },
+        "decision_reasons": dict(
+            sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
+        ),
+    }
 
 
 def _ys(t: TaskResult) -> list[int]:

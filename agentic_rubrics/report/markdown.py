@@ -133,11 +133,31 @@ def _similarity_lines(similarity: Similarity | None) -> list[str]:
 
 def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) -> str:
     """A readable report: selection quality by K, ranking quality, coverage, decisions, cost, plots."""
-    c = report.counts
-    sel = report.selectors
-    names = list(sel)
-    selection = report.selection
     out = [
+        *_header_lines(report),
+        *_best_at_k_lines(report),
+        *_ranking_lines(report),
+        *_similarity_lines(report.similarity),
+        *_coverage_lines(report),
+        *_decision_lines(report),
+        "",
+        "## Repeats and cost",
+        "",
+        f"- Flakiness: {_fmt(report.flakiness)}"
+        + (" (nothing was judged more than once)" if report.flakiness is None else ""),
+        *_repeat_lines(report),
+        *_cost_lines(report.cost, report.counts.tasks),
+        "",
+        *_plot_lines(plots or []),
+        *_task_lines(report),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _header_lines(report: Report) -> list[str]:
+    c = report.counts
+    selection = report.selection
+    return [
         "# agentic-rubrics report",
         "",
         f"Explorer `{report.explorer}`, judge `{', '.join(report.judge) or 'none'}`, "
@@ -155,6 +175,13 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
             if selection.fallbacks
             else ""
         ),
+    ]
+
+
+def _best_at_k_lines(report: Report) -> list[str]:
+    sel = report.selectors
+    names = list(sel)
+    out = [
         "",
         "## Best@K",
         "",
@@ -169,30 +196,35 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
         out.append(
             f"| {k} | " + " | ".join(cells) + f" | {_fmt(oracle)} | {_fmt(report.random_at_k)} |"
         )
-    out += [
+    return out
+
+
+def _ranking_lines(report: Report) -> list[str]:
+    out = [
         "",
         "## Ranking quality",
         "",
         "| selector | realised Best@1 | ROC-AUC | PR-AUC (average precision) | candidates with a value | ties at the top |",
         "|---|---|---|---|---|---|",
     ]
-    for n in names:
-        m = sel[n]
+    for n, m in report.selectors.items():
         out.append(
             f"| {n}{' (primary)' if n == report.primary_selector else ''} "
             f"| {_fmt(m.realised_best_at_1, m.realised_best_at_1_ci)} "
             f"| {_fmt(m.roc_auc, m.roc_auc_ci)} | {_fmt(m.pr_auc, m.pr_auc_ci)} "
             f"| {_pct(m.scored_candidates)} | {_fmt(m.tie_rate)} |"
         )
-    out += _similarity_lines(report.similarity)
+    return out
+
+
+def _coverage_lines(report: Report) -> list[str]:
     cov = report.coverage
     v = report.verdicts
     rubrics = report.rubrics
     missing = ", ".join(f"{k} {n}" for k, n in v.missing_by_reason.items()) or "none"
     failed = ", ".join(f"{k} {n}" for k, n in rubrics.failed.items()) or "none"
     origins = {o: v.origins.get(o, 0) for o in ("judged", "checked", "missing")}
-    policy = report.policy
-    out += [
+    return [
         "",
         "## Coverage and provenance",
         "",
@@ -205,6 +237,13 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
         f"- Items with a verdict: {_pct(cov.items_with_verdict)}; weight with a verdict: "
         f"{_pct(cov.weight_with_verdict)}; candidates with S: {_pct(cov.candidates_with_score)}.",
         *_fit_lines(report.fitted_weights),
+    ]
+
+
+def _decision_lines(report: Report) -> list[str]:
+    policy = report.policy
+    kinds = ("accept", "review", "reject", "inconclusive")
+    return [
         "",
         "## Decisions",
         "",
@@ -213,24 +252,17 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
         "",
         "| accept | review | reject | inconclusive |",
         "|---:|---:|---:|---:|",
-        "| "
-        + " | ".join(
-            str(report.decisions.get(d, 0)) for d in ("accept", "review", "reject", "inconclusive")
-        )
-        + " |",
+        "| " + " | ".join(str(report.decisions.get(d, 0)) for d in kinds) + " |",
         "",
         "Reasons: "
         + (", ".join(f"{k} {n}" for k, n in report.decision_reasons.items()) or "none")
         + ".",
-        "",
-        "## Repeats and cost",
-        "",
-        f"- Flakiness: {_fmt(report.flakiness)}"
-        + (" (nothing was judged more than once)" if report.flakiness is None else ""),
-        *_repeat_lines(report),
-        *_cost_lines(report.cost, report.counts.tasks),
-        "",
-        *_plot_lines(plots or []),
+    ]
+
+
+def _task_lines(report: Report) -> list[str]:
+    names = list(report.selectors)
+    out = [
         "## Tasks",
         "",
         "| task | K | resolved | rubric | " + " | ".join(f"{n} pick" for n in names) + " |",
@@ -249,7 +281,7 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
             + " | ".join(picks)
             + " |"
         )
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _repositories(counts: dict[str, int]) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentic_rubrics.rank.metrics import roc_curve
-from agentic_rubrics.report.build import TaskResult
 from agentic_rubrics.report.figures import figure as _figure
 from agentic_rubrics.report.figures import save as _save
+from agentic_rubrics.report.results import TaskResult
 from agentic_rubrics.report_json import Report
 from agentic_rubrics.types import AXES
 
@@ -22,31 +22,44 @@ def write_plots(root: Path, report: Report, results: list[TaskResult]) -> list[t
     """Write the plots under ``root/plots``; returns ``(title, relative path)`` pairs for report.md."""
     labelled = [t for t in results if t.labelled]
     out: list[tuple[str, str]] = []
+    if report.oracle_pass_at_k:
+        out.append(_best_at_k_plot(root, report))
+    by_label, axes = _s_by_label(labelled)
+    if by_label[True] or by_label[False]:
+        out += _label_plots(root, by_label, axes)
+    out += _roc_plot(root, report, labelled)
+    return out
+
+
+def _best_at_k_plot(root: Path, report: Report) -> tuple[str, str]:
     selectors = list(report.selectors)
     ks = [int(k) for k in report.oracle_pass_at_k]
+    fig, ax = _figure()
+    for n, name in enumerate(selectors):
+        ys = [report.selectors[name].best_at_k[str(k)] for k in ks]
+        ax.plot(ks, ys, marker="o", ms=3, color=_COLORS[n % len(_COLORS)], label=name)
+    ax.plot(ks, [report.oracle_pass_at_k[str(k)] for k in ks], "k--", label="oracle Pass@K")
+    ax.plot(ks, [report.random_at_k] * len(ks), "k:", label="Random@K")
+    ax.set(
+        xlabel="K (candidates drawn)",
+        ylabel="share of tasks solved",
+        ylim=(0, 1.02),
+        title="Best@K",
+    )
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    _save(fig, root / PLOTS_DIR / "best_at_k.png")
+    return ("Best@K by selector, with Oracle Pass@K and Random@K", f"{PLOTS_DIR}/best_at_k.png")
 
-    if ks:
-        fig, ax = _figure()
-        for n, name in enumerate(selectors):
-            ys = [report.selectors[name].best_at_k[str(k)] for k in ks]
-            ax.plot(ks, ys, marker="o", ms=3, color=_COLORS[n % len(_COLORS)], label=name)
-        ax.plot(ks, [report.oracle_pass_at_k[str(k)] for k in ks], "k--", label="oracle Pass@K")
-        ax.plot(ks, [report.random_at_k] * len(ks), "k:", label="Random@K")
-        ax.set(
-            xlabel="K (candidates drawn)",
-            ylabel="share of tasks solved",
-            ylim=(0, 1.02),
-            title="Best@K",
-        )
-        ax.legend(fontsize=8)
-        ax.grid(alpha=0.3)
-        _save(fig, root / PLOTS_DIR / "best_at_k.png")
-        out.append(
-            ("Best@K by selector, with Oracle Pass@K and Random@K", f"{PLOTS_DIR}/best_at_k.png")
-        )
 
-    by_label: dict[bool, list[float]] = {True: [], False: []}
-    axes: dict[bool, dict[str, list[float]]] = {
+_ByLabel = dict[bool, list[float]]
+_AxesByLabel = dict[bool, dict[str, list[float]]]
+
+
+def _s_by_label(labelled: list[TaskResult]) -> tuple[_ByLabel, _AxesByLabel]:
+    """S and each axis's S of the labelled candidates, by label."""
+    by_label: _ByLabel = {True: [], False: []}
+    axes: _AxesByLabel = {
         True: {a: [] for a in AXES},
         False: {a: [] for a in AXES},
     }
@@ -60,51 +73,59 @@ def write_plots(root: Path, report: Report, results: list[TaskResult]) -> list[t
             for a, v in s.axis_scores.items():
                 if v is not None:
                     axes[label][a].append(v)
-    if by_label[True] or by_label[False]:
-        fig, ax = _figure()
-        bins = [i / 20 for i in range(21)]
-        ax.hist(
-            by_label[False],
-            bins=bins,
-            alpha=0.6,
-            color="#d62728",
-            label=f"unresolved ({len(by_label[False])})",
-        )
-        ax.hist(
-            by_label[True],
-            bins=bins,
-            alpha=0.6,
-            color="#2ca02c",
-            label=f"resolved ({len(by_label[True])})",
-        )
-        ax.set(
-            xlabel="S (candidates with a verdict)",
-            ylabel="candidates",
-            title="S by ground-truth label",
-        )
-        ax.legend(fontsize=8)
-        _save(fig, root / PLOTS_DIR / "s_by_label.png")
-        out.append(("S by ground-truth label", f"{PLOTS_DIR}/s_by_label.png"))
+    return by_label, axes
 
-        fig, ax = _figure()
-        width = 0.38
-        names = [a.removesuffix("_rubrics") for a in AXES]
-        for offset, label, color in ((-width / 2, True, "#2ca02c"), (width / 2, False, "#d62728")):
-            means = [
-                sum(axes[label][a]) / len(axes[label][a]) if axes[label][a] else 0.0 for a in AXES
-            ]
-            counts = [len(axes[label][a]) for a in AXES]
-            bars = ax.bar([i + offset for i in range(len(AXES))], means, width, color=color,
-                          label="resolved" if label else "unresolved")  # fmt: skip
-            for bar, n in zip(bars, counts, strict=True):
-                ax.annotate(f"n={n}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                            ha="center", va="bottom", fontsize=7)  # fmt: skip
-        ax.set_xticks(range(len(AXES)), names)
-        ax.set(ylabel="mean axis S", ylim=(0, 1.1), title="Per-axis S by ground-truth label")
-        ax.legend(fontsize=8)
-        _save(fig, root / PLOTS_DIR / "axis_by_label.png")
-        out.append(("Per-axis S by ground-truth label", f"{PLOTS_DIR}/axis_by_label.png"))
 
+def _label_plots(root: Path, by_label: _ByLabel, axes: _AxesByLabel) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    fig, ax = _figure()
+    bins = [i / 20 for i in range(21)]
+    ax.hist(
+        by_label[False],
+        bins=bins,
+        alpha=0.6,
+        color="#d62728",
+        label=f"unresolved ({len(by_label[False])})",
+    )
+    ax.hist(
+        by_label[True],
+        bins=bins,
+        alpha=0.6,
+        color="#2ca02c",
+        label=f"resolved ({len(by_label[True])})",
+    )
+    ax.set(
+        xlabel="S (candidates with a verdict)",
+        ylabel="candidates",
+        title="S by ground-truth label",
+    )
+    ax.legend(fontsize=8)
+    _save(fig, root / PLOTS_DIR / "s_by_label.png")
+    out.append(("S by ground-truth label", f"{PLOTS_DIR}/s_by_label.png"))
+
+    fig, ax = _figure()
+    width = 0.38
+    names = [a.removesuffix("_rubrics") for a in AXES]
+    for offset, label, color in ((-width / 2, True, "#2ca02c"), (width / 2, False, "#d62728")):
+        means = [sum(axes[label][a]) / len(axes[label][a]) if axes[label][a] else 0.0 for a in AXES]
+        counts = [len(axes[label][a]) for a in AXES]
+        bars = ax.bar([i + offset for i in range(len(AXES))], means, width, color=color,
+                      label="resolved" if label else "unresolved")  # fmt: skip
+        for bar, n in zip(bars, counts, strict=True):
+            ax.annotate(f"n={n}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                        ha="center", va="bottom", fontsize=7)  # fmt: skip
+    ax.set_xticks(range(len(AXES)), names)
+    ax.set(ylabel="mean axis S", ylim=(0, 1.1), title="Per-axis S by ground-truth label")
+    ax.legend(fontsize=8)
+    _save(fig, root / PLOTS_DIR / "axis_by_label.png")
+    out.append(("Per-axis S by ground-truth label", f"{PLOTS_DIR}/axis_by_label.png"))
+
+    return out
+
+
+def _roc_plot(root: Path, report: Report, labelled: list[TaskResult]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    selectors = list(report.selectors)
     curves = []
     for name in selectors:
         values, labels = [], []

@@ -9,7 +9,7 @@ from agentic_rubrics.rank.rerank import rubric_ranking, select
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 
 if TYPE_CHECKING:
-    from agentic_rubrics.report.build import TaskResult
+    from agentic_rubrics.report.results import TaskResult
 
 
 def _rate(num: int, den: int) -> dict[str, Any]:

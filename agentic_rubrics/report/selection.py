@@ -18,7 +18,7 @@ from agentic_rubrics.datasets.inputs import scored_patches
 from agentic_rubrics.exceptions import DataError
 
 if TYPE_CHECKING:
-    from agentic_rubrics.report.build import TaskResult
+    from agentic_rubrics.report.results import TaskResult
     from agentic_rubrics.report_json import Report
 
 
