@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
@@ -129,6 +129,11 @@ class ChangedFile:
         """Removed lines, without the ``-`` and the line end."""
         return tuple(ln.text for h in self.hunks for ln in h.lines if ln.kind == "-")
 
+    @cached_property  # read by the explorer, the checks and the content features: built once
+    def chains(self) -> tuple[Chain, ...]:
+        """:func:`enclosing_chains` of this file."""
+        return _chains(self)
+
 
 @dataclass(frozen=True)
 class ParsedPatch:
@@ -237,31 +242,44 @@ def parse_patch(text: str) -> ParsedPatch:
 _DEF_RE = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
 
 
-def enclosing_chains(f: ChangedFile) -> Iterator[list[tuple[str, int | None]]]:
+Chain = tuple[tuple[str, int | None], ...]
+"""The definitions around one changed line, outermost first: ``(name, indent)``, indent ``None`` for
+the hunk's function context."""
+
+
+def enclosing_chains(f: ChangedFile) -> tuple[Chain, ...]:
     """For each changed line, the defs/classes visibly enclosing it, outermost first, with indents.
 
     Sources, all from the diff alone: the hunk's function context (what git prints after ``@@``;
     its indentation is unknown), ``def``/``class`` lines seen earlier in the hunk at a smaller
-    indentation, and the changed line itself when it is a ``def``/``class`` line.
+    indentation, and the changed line itself when it is a ``def``/``class`` line. Computed once per
+    file (the explorer, the checks and the content features all read it).
     """
+    return f.chains
+
+
+def _chains(f: ChangedFile) -> tuple[Chain, ...]:
+    out: list[Chain] = []
     for hunk in f.hunks:
         header = _DEF_RE.match(hunk.section_header)
         outer: list[tuple[str, int | None]] = [(header.group(2), None)] if header else []
         stack: list[tuple[str, int | None]] = []
         for line in hunk.lines:
-            if not line.text.strip():
+            text = line.text
+            stripped = text.lstrip()
+            if not stripped:
                 continue
-            indent = len(line.text) - len(line.text.lstrip())
+            indent = len(text) - len(stripped)
             if indent == 0:
                 outer = []  # a top-level line: the hunk has left the header's definition
-            stack = [
-                (n, i) for n, i in stack if i is not None and i < indent
-            ]  # close deeper scopes
-            m = _DEF_RE.match(line.text)
+            if stack and stack[-1][1] is not None and stack[-1][1] >= indent:
+                stack = [(n, i) for n, i in stack if i is not None and i < indent]  # close scopes
+            m = _DEF_RE.match(text) if stripped[0] in "acd" else None
             if line.kind in "+-":
-                yield outer + stack + ([(m.group(2), indent)] if m else [])
+                out.append((*outer, *stack, (m.group(2), indent)) if m else (*outer, *stack))
             if m:
                 stack.append((m.group(2), indent))
+    return tuple(out)
 
 
 def touches_symbol(files: Iterable[ChangedFile], symbol: str) -> bool:
