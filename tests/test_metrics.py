@@ -9,7 +9,6 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.metrics import average_precision_score, roc_auc_score
 
 from agentic_rubrics.rank.metrics import (
     best_at_k,
@@ -111,6 +110,9 @@ def test_random_at_k_and_undefined_cases() -> None:
     )
 )
 def test_roc_and_pr_auc_match_sklearn(pool: list[tuple[float, int]]) -> None:
+    # imported here: at module level every test worker would pay sklearn's import while collecting
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
     scores = [s for s, _ in pool]
     labels = [y for _, y in pool]
     if 0 < sum(labels) < len(labels):

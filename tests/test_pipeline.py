@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 import yaml
-from sklearn.metrics import average_precision_score, roc_auc_score
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
@@ -236,7 +235,10 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
     assert report["random_at_k"] == pytest.approx(
         sum(sum(y) / len(y) for _, y in rubric_pools.values()) / len(tasks)
     )
-    # ROC-AUC and average precision of S over the candidates that have one
+    # ROC-AUC and average precision of S over the candidates that have one (sklearn imported here:
+    # at module level every test worker would pay its import while collecting)
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
     pairs = [(s, mine["labels"][key]) for key, s in mine["S"].items() if s is not None]
     rubric = report["selectors"]["rubric"]
     assert rubric["roc_auc"] == pytest.approx(
