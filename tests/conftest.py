@@ -55,6 +55,15 @@ def git_repo(tmp_path: Path) -> Callable[[dict[str, bytes | str]], tuple[Path, C
     return make
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` first (a stable sort: otherwise the collection order).
+
+    Under `make test` (pytest-xdist, --dist loadgroup) the workers take tests in this order, after the
+    xdist groups: a slow test started last would run alone while the other workers wait for it.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Under `make test` (pytest-xdist, --dist loadgroup) a test marked xdist_group is really grouped.
 
