@@ -53,7 +53,7 @@ class InProcessPool:
         self.calls = 0
         self.started = False
 
-    def is_ready(self) -> bool:
+    def is_serving(self) -> bool:
         return self.started
 
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
@@ -126,3 +126,59 @@ def test_the_loopback_server_answers_without_nagle_delay() -> None:
     ACK (about 40 ms per request on a reused connection), and benchmarks measure that, not the library."""
     with LoopbackServer() as srv:
         assert srv._server.RequestHandlerClass.disable_nagle_algorithm is True
+
+
+@pytest.mark.slow
+def test_a_dead_worker_takes_no_calls_and_auto_comes_back_here_when_all_are_gone() -> None:
+    """Real worker processes, killed one after the other: the live one takes every call (none is
+    sent to the dead one and fails), and once none is left auto answers in this process again."""
+    import time
+
+    from agentic_rubrics.llm.pool import WorkerPool
+
+    pools: list[WorkerPool] = []
+
+    def start(processes: int) -> WorkerPool:
+        pools.append(WorkerPool(processes))
+        return pools[-1]
+
+    def kill(pool: WorkerPool, index: int) -> None:
+        left = pool.running - 1
+        pool._procs[index].kill()
+        deadline = time.monotonic() + 30  # the pool sees the pipe close at once; roomy when loaded
+        while pool.running > left and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert pool.running == left
+
+    async def go(url: str) -> tuple[list[str], list[int]]:
+        config = LLMConfig(
+            model="openai/auto-under-test", api_base=url, concurrency=4, timeout=30, max_retries=0
+        )
+        llm = LLM(config)
+        llm._auto = AutoPool(4, cpus=2, min_calls=2, saturation=0.0, max_processes=2, start=start)
+        ask = [{"role": "user", "content": "q"}]
+        answers: list[str] = []
+        in_workers: list[int] = []
+
+        async def calls(n: int) -> None:
+            for _ in range(n):
+                answers.append((await llm.complete(ask, repeat=len(answers))).content or "")
+            in_workers.append(pools[0].calls if pools else 0)
+
+        try:
+            await calls(2)  # the first is not measured; the second decides: two workers start
+            await pools[0].ready()
+            assert pools[0].running == 2
+            await calls(4)  # both started: the pool takes them
+            kill(pools[0], 0)
+            await calls(4)  # one dead: the other takes all four
+            kill(pools[0], 1)
+            await calls(2)  # none left: answered here
+            return answers, in_workers
+        finally:
+            await llm.aclose()
+
+    with LoopbackServer(lambda body, n: Reply(content=f"a{n}")) as srv:
+        answers, in_workers = asyncio.run(go(srv.url))
+    assert answers == [f"a{n}" for n in range(12)]
+    assert len(pools) == 1 and in_workers == [0, 4, 8, 8]

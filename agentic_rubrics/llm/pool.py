@@ -86,7 +86,11 @@ def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child pro
 
 
 class WorkerPool:
-    """N worker processes, each running litellm; ``complete`` awaits one call."""
+    """N worker processes, each running litellm; ``complete`` awaits one call.
+
+    Calls go round-robin to the workers that have started and are still running (a worker that died
+    takes no more calls; its calls in flight fail as transient, and are retried).
+    """
 
     def __init__(self, processes: int) -> None:
         ctx = mp.get_context("spawn")  # a clean interpreter: no inherited event loop or threads
@@ -95,6 +99,7 @@ class WorkerPool:
         self._locks: list[threading.Lock] = []
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], int]] = {}
         self._ready = [threading.Event() for _ in range(processes)]
+        self._alive = [True] * processes
         self._ids = itertools.count()
         self.calls = 0
         """Calls sent to the workers."""
@@ -131,6 +136,7 @@ class WorkerPool:
                 result = CallFailed(kind, message, retry_after=retry_after)
             loop.call_soon_threadsafe(_settle, future, result)
         # the worker is gone: its requests will never be answered, and nobody should wait for it
+        self._alive[index] = False
         self._ready[index].set()
         for rid, (loop, future, owner) in list(self._pending.items()):
             if owner == index:
@@ -138,9 +144,21 @@ class WorkerPool:
                 failure = CallFailed("transient", "a model worker process exited")
                 loop.call_soon_threadsafe(_settle, future, failure)
 
+    def _serving(self) -> list[int]:
+        return [i for i, e in enumerate(self._ready) if e.is_set() and self._alive[i]]
+
     def is_ready(self) -> bool:
-        """Whether every worker has started."""
+        """Whether every worker has started (or ended: then it is not waited for)."""
         return all(event.is_set() for event in self._ready)
+
+    @property
+    def running(self) -> int:
+        """Workers that have started and still run (the ones calls go to)."""
+        return len(self._serving())
+
+    def is_serving(self) -> bool:
+        """Whether some worker has started and still runs (calls can go to the pool)."""
+        return self.running > 0
 
     async def ready(self) -> None:
         """Wait until every worker has started (imported litellm): calls' deadlines start after."""
@@ -150,9 +168,14 @@ class WorkerPool:
 
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
         """Send one call to a worker and await its completion (or its classified failure)."""
+        from agentic_rubrics.exceptions import CallFailed
+
+        serving = self._serving()
+        if not serving:
+            raise CallFailed("transient", "no model worker process is running")
         rid = next(self._ids)
         self.calls += 1
-        index = rid % len(self._conns)
+        index = serving[rid % len(serving)]
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending[rid] = (loop, future, index)
@@ -160,8 +183,6 @@ class WorkerPool:
             with self._locks[index]:
                 self._conns[index].send((rid, kwargs))
         except OSError as exc:
-            from agentic_rubrics.exceptions import CallFailed
-
             self._pending.pop(rid, None)
             raise CallFailed("transient", f"a model worker process is gone: {exc}") from exc
         try:
@@ -233,8 +254,9 @@ class AutoPool:
     and the mean time per call (sending to answer), and asks :func:`planned_processes` how many
     workers that needs at the run's concurrency. The first window ends after :data:`AUTO_MIN_CALLS`
     calls (the first call, which also imports litellm, is not measured), the next ones every
-    :data:`AUTO_EVERY`. Calls stay in this process until the workers have started; a pool,
-    once started, stays. The last measurement and the decision are in :attr:`decision`.
+    :data:`AUTO_EVERY`. Calls stay in this process until a worker has started, and come back to it
+    should every worker die; a pool, once started, stays. The last measurement and the decision are
+    in :attr:`decision`.
     """
 
     def __init__(
@@ -261,8 +283,9 @@ class AutoPool:
         self._window: tuple[float, int, float] | None = None  # from the end of the first call
 
     def ready_pool(self) -> WorkerPool | None:
-        """The pool, once its workers have all started (else calls go on in this process)."""
-        if self.pool is not None and self.pool.is_ready():
+        """The pool, once one of its workers has started and while one runs (else calls go on in
+        this process: also after every worker has died)."""
+        if self.pool is not None and self.pool.is_serving():
             return self.pool
         return None
 
