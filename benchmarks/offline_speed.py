@@ -16,6 +16,13 @@ bootstrap resamples) into a temporary run folder, and measures:
 A separate process then runs the Lite file under cProfile and prints the functions with the most time of
 their own (profiling slows the run down, so its times are not the figures above).
 
+``--baseline DIR`` compares whole commands against another checkout of the project that has its own
+``.venv`` (for example the release before a change, ``git worktree add DIR <commit>`` then
+``make -C DIR install``): for each file, that checkout's ``agentic-rubrics run`` and this one's, on the
+same tasks file, in turn (A B A B …, ``--pairs`` times after one warm-up each), the offline default
+with its report; CPU seconds of each command (its process and the children it waited for), and their
+ratio pair by pair, so that a drift in the machine's speed hits both alike.
+
 Identical outputs: every file's rubrics, verdict rows and candidate scores (S and decision) are hashed in
 a canonical order. ``--expect FILE`` compares them with a results file written before a change and exits
 1 if any differs: a speed-up must not change what is written.
@@ -140,17 +147,81 @@ def profile_one(data: Path, work: Path, top: int) -> str:
     return out.getvalue()
 
 
-def _child(args: list[str]) -> str:
+def _cli_run(cli: Path, tasks: Path, out: Path, env: dict[str, str]) -> dict[str, float]:
+    """One ``agentic-rubrics run`` of the offline default as a whole command: its CPU seconds (the
+    process and the children it waited for) and wall seconds."""
+    help_text = subprocess.run(
+        [str(cli), "run", "--help"], capture_output=True, text=True, env=env, check=False
+    ).stdout
+    # releases before repositories were fetched have no --repo-url: their offline run is issue-only
+    extra = ["--repo-url", "none"] if "--repo-url" in help_text else []
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    done = subprocess.run(
+        [str(cli), "run", "--tasks", str(tasks), "--out", str(out), *extra],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{cli} run failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {"cpu_s": cpu, "wall_s": wall}
+
+
+def compare_commands(data: Path, baseline: Path, pairs: int) -> dict[str, Any]:
+    """This checkout's ``agentic-rubrics run`` against ``baseline``'s, in turn, on one tasks file."""
+    import statistics
+
+    from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file, write_tasks
+
+    here = Path(sys.executable).parent / "agentic-rubrics"
+    there = baseline / ".venv" / "bin" / "agentic-rubrics"
+    if not there.exists():
+        raise SystemExit(f"{there}: not found (make -C {baseline} install)")
+    env = _env()
+    with tempfile.TemporaryDirectory(prefix="offline_speed_") as tmp:
+        pool = load_candidates_file(data, PoolOptions())
+        tasks = write_tasks(pool, Path(tmp) / "tasks.jsonl")
+        candidates = sum(len(t.candidates) for t in pool.tasks)
+        runs: dict[str, list[dict[str, float]]] = {"baseline": [], "this": []}
+        for n in range(pairs + 1):  # the first pair warms both up (byte-compiled modules)
+            for name, cli in (("baseline", there), ("this", here)):
+                found = _cli_run(cli, tasks, Path(tmp) / f"{name}-{n}", env)
+                if n:
+                    runs[name].append(found)
+    ratios = [b["cpu_s"] / t["cpu_s"] for b, t in zip(runs["baseline"], runs["this"], strict=True)]
+    out: dict[str, Any] = {"baseline": str(baseline), "pairs": pairs, "candidates": candidates}
+    for name, found in runs.items():
+        cpu = statistics.median(r["cpu_s"] for r in found)
+        out[name] = {
+            "cpu_s_median": round(cpu, 3),
+            "cpu_s_range": [round(min(r["cpu_s"] for r in found), 3),
+                            round(max(r["cpu_s"] for r in found), 3)],
+            "wall_s_median": round(statistics.median(r["wall_s"] for r in found), 3),
+            "cpu_ms_per_candidate": round(1000 * cpu / candidates, 3),
+        }  # fmt: skip
+    out["cpu_ratio_baseline_over_this"] = {
+        "median": round(statistics.median(ratios), 3),
+        "range": [round(min(ratios), 3), round(max(ratios), 3)],
+    }
+    return out
+
+
+def _env() -> dict[str, str]:
     # byte-compiled modules are read (and written the first time) as in a normal installation; one
     # hash seed, so that runs compare (before agentic_rubrics made the static rubric independent of
     # it, set iteration order could change a few issue-only rubrics between processes)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"}
+
+
+def _child(args: list[str]) -> str:
     done = subprocess.run(
-        [sys.executable, __file__, *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**env, "MPLBACKEND": "Agg", "PYTHONHASHSEED": "0"},
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=False, env=_env()
     )
     if done.returncode != 0:
         raise SystemExit(f"child {args} failed:\n{done.stderr[-4000:]}")
@@ -166,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write offline_speed.json here")
     parser.add_argument("--expect", type=Path, help="an earlier offline_speed.json: same outputs?")
     parser.add_argument("--profile", type=int, default=25, help="top functions (0: no profile)")
+    parser.add_argument(
+        "--baseline", type=Path, help="another checkout with its .venv: whole commands compared"
+    )
+    parser.add_argument("--pairs", type=int, default=3, help="counted pairs with --baseline")
     parser.add_argument("--warm-up", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--one", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--profile-one", type=Path, help=argparse.SUPPRESS)
@@ -212,6 +287,17 @@ def main(argv: list[str] | None = None) -> int:
             f" report rerun {c['report_rerun']:.2f} s, peak {found['peak_rss_mb']:.0f} MB"
             f" ({found['rss_after_imports_mb']:.0f} MB after imports)"
         )
+        if args.baseline:
+            vs = compare_commands(data, args.baseline, args.pairs)
+            found["vs_baseline"] = vs
+            ratio = vs["cpu_ratio_baseline_over_this"]
+            print(
+                f"{name}: whole commands, {args.pairs} pairs: {args.baseline}"
+                f" {vs['baseline']['cpu_s_median']:.2f} s CPU"
+                f" ({vs['baseline']['cpu_ms_per_candidate']:.2f} ms per candidate), this checkout"
+                f" {vs['this']['cpu_s_median']:.2f} s ({vs['this']['cpu_ms_per_candidate']:.2f} ms);"
+                f" ratio {ratio['median']:.2f} [{ratio['range'][0]:.2f}, {ratio['range'][1]:.2f}]"
+            )
     if args.profile and "lite" in args.files and (args.data_dir / FILES["lite"]).exists():
         with tempfile.TemporaryDirectory(prefix="offline_speed_") as tmp:
             data = args.data_dir / FILES["lite"]
