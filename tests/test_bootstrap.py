@@ -97,16 +97,36 @@ def test_mean_intervals_equal_the_pure_python_ones(seed: int) -> None:
     assert mean_interval(resample_counts(3, 20, 0), [None, None, None]) is None
 
 
+@pytest.mark.parametrize("method", ["auto", "units", "scores"])
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("kind", ["roc_auc", "pr_auc"])
-def test_auc_intervals_equal_the_pure_python_ones(seed: int, kind: str) -> None:
+def test_auc_intervals_equal_the_pure_python_ones(seed: int, kind: str, method: str) -> None:
+    """By unit and by distinct score (what auto picks for many tasks), the same intervals."""
     fn = metrics.roc_auc if kind == "roc_auc" else metrics.pr_auc
     rng = random.Random(seed)
     for n, levels in ((1, 3), (3, 2), (12, 4), (50, 30), (90, 1000)):
         groups = random_groups(rng, n, levels)
         expected = reference_bootstrap_ci(groups, pooled(fn), n_resamples=100, seed=seed)
-        found = auc_interval(resample_counts(n, 100, seed), groups, kind)  # type: ignore[arg-type]
+        counts = resample_counts(n, 100, seed)
+        found = auc_interval(counts, groups, kind, method=method)  # type: ignore[arg-type]
         assert close(found, expected), (kind, n, found, expected)
+
+
+def test_many_tasks_are_computed_by_score_in_bounded_memory() -> None:
+    """A report of thousands of tasks: the by-unit matrix would grow with the square of the tasks;
+    auto computes by distinct score, and gives the by-unit values."""
+    import tracemalloc
+
+    rng = random.Random(3)
+    groups = [[(rng.random(), int(rng.random() < 0.3)) for _ in range(4)] for _ in range(3000)]
+    counts = resample_counts(3000, 40, 0)
+    tracemalloc.start()
+    found = {k: auc_interval(counts, groups, k) for k in ("roc_auc", "pr_auc")}  # type: ignore[misc]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 40e6  # a 3000 x 3000 matrix alone is 72 MB
+    for kind, interval in found.items():
+        assert close(interval, auc_interval(counts, groups, kind, method="units"))  # type: ignore[arg-type]
 
 
 def test_an_undefined_auc_and_nan_scores() -> None:
@@ -147,6 +167,8 @@ def test_intervals_are_remembered_and_recomputed_when_an_input_changes(tmp_path:
         "not json",
         json.dumps({"schema": "bootstrap-numpy/0", "intervals": {}}),
         "[1, 2]",
+        "[" * 100_000 + "]" * 100_000,  # deeper than the JSON decoder's recursion
+        json.dumps({"schema": "bootstrap-numpy/2", "intervals": {"k": [10**400, 1]}}),
         None,  # a tampered value: replaced by the computed one
     ],
 )
@@ -159,7 +181,16 @@ def test_an_unreadable_or_tampered_cache_is_recomputed(tmp_path: Path, content: 
     if content is None:
         doc = json.loads(cache.read_text())
         (key,) = doc["intervals"]
-        for bad in ([0.9, 0.1], ["0", 1], [float("inf"), 1.0], [True, 1.0], {"a": 1}):
+        for bad in (
+            [0.9, 0.1],
+            ["0", 1],
+            [float("inf"), 1.0],
+            [True, 1.0],
+            {"a": 1},
+            [10**400, 1.0],  # a float() overflow
+            [-5.0, 42.0],  # well formed, but no mean of these values lies there
+            [0.5, 1.5],
+        ):
             doc["intervals"][key] = bad
             cache.write_text(json.dumps(doc))
             reread = Intervals(100, cache_path=cache)

@@ -310,6 +310,37 @@ def test_a_report_rerun_reads_its_intervals_back(demo_run: Path, tmp_path: Path)
 
 
 @SHARES_DEMO_RUN
+def test_the_report_seed_is_the_bootstrap_seed(demo_run: Path, tmp_path: Path) -> None:
+    """``report --seed`` resamples the tasks with that seed: the pure-Python bootstrap over the same
+    per-task values gives the same interval, and another seed another one."""
+    import shutil
+
+    from agentic_rubrics.data import RunFolder
+    from agentic_rubrics.rank import metrics
+    from agentic_rubrics.report.build import build_report_and_results
+
+    folder = tmp_path / "copy"
+    shutil.copytree(demo_run, folder)
+    intervals = {}
+    for seed in (0, 7):
+        report, results = build_report_and_results(RunFolder(folder), seed=seed)
+        labelled = [t for t in results if t.labelled]
+        per_task = []
+        for t in labelled:
+            ids = t.labelled_ids
+            values = [t.rankings["rubric"][c] for c in ids]
+            per_task.append(
+                metrics.best_at_ks(values, [int(bool(t.labels[c])) for c in ids], [2])[0]
+            )
+        want = metrics.bootstrap_ci(per_task, metrics.mean, n_resamples=200, seed=seed)
+        got = report.selectors["rubric"].best_at_k_ci["2"]
+        assert want is not None and got is not None
+        assert got == pytest.approx(want, abs=1e-12), seed
+        intervals[seed] = got
+    assert intervals[0] != intervals[7]
+
+
+@SHARES_DEMO_RUN
 def test_records_hold_no_contents_or_environment(demo_run: Path) -> None:
     secrets = [
         v for k, v in os.environ.items() if len(v) >= 12 and k not in ("PATH", "HOME", "PWD")

@@ -4,10 +4,12 @@ Same resamples as :func:`agentic_rubrics.rank.metrics.bootstrap_ci`: ``numpy.ran
 draws ``integers(0, n, size=n)`` once per resample, in order, so resample *r* holds the same tasks in
 both. A resample is kept here as how many times it holds each task, and a statistic of the pooled
 tasks becomes a weighted one: a mean is ``counts @ values / counts @ defined``; ROC-AUC and average
-precision are computed from weighted counts per unit (ROC-AUC as a quadratic form over units, average
-precision at the thresholds that hold a positive). Integer and half-integer sums are exact in float64,
-so ROC-AUC values equal the pure-Python ones; means and average precision differ only by the order of
-floating-point operations (about 1e-16). Resamples where the statistic is
+precision are computed from how many times a resample holds a positive and a negative at each distinct
+score (ROC-AUC from the negatives below each positive, ties half; average precision at the thresholds
+that hold a positive), in time and memory linear in the pairs per block of resamples. Integer and
+half-integer sums are exact in float64, so ROC-AUC values equal the pure-Python ones; means and average
+precision differ only by the order of floating-point operations (a few 1e-15 at most). Resamples where
+the statistic is
 undefined (no defined value; no positive or no negative) are dropped, as there. The interval is
 ``numpy.quantile`` of the kept values at ``(1 - level) / 2`` and ``(1 + level) / 2``.
 
@@ -29,15 +31,17 @@ from typing import Any, Literal
 
 log = logging.getLogger(__name__)
 
-ALGORITHM = "bootstrap-numpy/1"
+ALGORITHM = "bootstrap-numpy/2"
 """Part of every cache key: a change to how intervals are computed invalidates remembered ones."""
 MAX_CACHED = 4096
 """Entries kept in the cache file (the most recently used first); one report uses about 80."""
 _CHUNK = 500_000
-"""Largest (units or resamples) × thresholds block held at once for average precision (4 MB)."""
+"""Largest block held at once: (units or resamples) x thresholds for average precision by unit, and
+resamples x (pairs or distinct scores) by score (4 MB): memory stays bounded however many tasks."""
 
 Interval = tuple[float, float] | None
 AucKind = Literal["roc_auc", "pr_auc"]
+Method = Literal["auto", "units", "scores"]
 
 
 def resample_counts(n: int, n_resamples: int, seed: int) -> Any:
@@ -75,14 +79,30 @@ def mean_interval(counts: Any, values: Sequence[float | None], level: float = 0.
     x = np.array([0.0 if v is None else float(v) for v in values])
     sums, kept = counts @ x, counts @ defined
     ok = kept > 0
-    return _interval(sums[ok] / kept[ok], level)
+    if not ok.any():
+        return None
+    means = sums[ok] / kept[ok]
+    # a mean lies between the smallest and the largest value; the division's rounding can leave it
+    # an ulp outside (constant values would give an interval one ulp wide around them)
+    low, high = x[defined > 0].min(), x[defined > 0].max()
+    return _interval(np.clip(means, low, high), level)
 
 
 def auc_interval(
-    counts: Any, groups: Sequence[Sequence[tuple[float, int]]], kind: AucKind, level: float = 0.95
+    counts: Any,
+    groups: Sequence[Sequence[tuple[float, int]]],
+    kind: AucKind,
+    level: float = 0.95,
+    *,
+    method: Method = "auto",
 ) -> Interval:
     """The interval of ROC-AUC or average precision over the pooled ``(score, label)`` pairs of the
-    resampled units (``groups[i]``: unit ``i``'s pairs)."""
+    resampled units (``groups[i]``: unit ``i``'s pairs).
+
+    Two computations give the same values: by unit (a units x units matrix for ROC-AUC, units x
+    thresholds for average precision; matrix products, fastest for a few hundred tasks) and by
+    distinct score (linear in the pairs, in blocks of resamples: memory bounded for any number of
+    tasks). ``auto`` takes the cheaper for the sizes at hand."""
     import numpy as np
 
     if counts.shape[1] == 0:
@@ -91,16 +111,108 @@ def auc_interval(
     negatives = [np.array([s for s, y in g if not y], dtype=float) for g in groups]
     if any(np.isnan(a).any() for a in (*scores, *negatives)):
         raise ValueError("scores must not be NaN")
-    positives = [np.sort(a) for a in scores]
-    negatives = [np.sort(a) for a in negatives]
-    if kind == "roc_auc":
-        values = _roc(counts, positives, negatives)
+    if method == "auto":
+        method = _cheaper(scores, negatives, kind)
+    if method == "units":
+        positives = [np.sort(a) for a in scores]
+        negatives = [np.sort(a) for a in negatives]
+        if kind == "roc_auc":
+            values = _roc_by_unit(counts, positives, negatives)
+        else:
+            values = _average_precision_by_unit(counts, positives, negatives)
     else:
-        values = _average_precision(counts, positives, negatives)
+        values = _by_score(counts, scores, negatives, kind)
     return _interval(values[~np.isnan(values)], level)
 
 
-def _roc(counts: Any, positives: list[Any], negatives: list[Any]) -> Any:
+_LINEAR_COST = 150
+"""Matrix-product flops one element operation of the by-score computation is worth (measured: the
+by-unit computation's products run about that much faster per operation)."""
+_MAX_UNIT_MATRIX = 4_000_000
+"""Largest units x units (or units x thresholds) matrix the by-unit computation builds (32 MB)."""
+
+
+def _cheaper(positives: list[Any], negatives: list[Any], kind: AucKind) -> Method:
+    import numpy as np
+
+    units = len(positives)
+    pairs = sum(a.size for a in positives) + sum(a.size for a in negatives)
+    if kind == "roc_auc":
+        by_unit = units * units
+    else:
+        by_unit = units * (np.unique(np.concatenate(positives)).size if pairs else 0)
+    by_score = _LINEAR_COST * 2 * pairs  # pairs plus distinct scores, at most as many
+    return "units" if by_unit <= min(by_score, _MAX_UNIT_MATRIX) else "scores"
+
+
+def _by_score(counts: Any, positives: list[Any], negatives: list[Any], kind: AucKind) -> Any:
+    import numpy as np
+
+    owners = [np.repeat(np.arange(len(g)), [a.size for a in g]) for g in (positives, negatives)]
+    pos_scores, neg_scores = np.concatenate(positives), np.concatenate(negatives)
+    distinct = np.unique(np.concatenate([pos_scores, neg_scores]))  # ascending
+    positive = _ValueBins(owners[0], np.searchsorted(distinct, pos_scores), distinct.size)
+    negative = _ValueBins(owners[1], np.searchsorted(distinct, neg_scores), distinct.size)
+    statistic = _roc if kind == "roc_auc" else _average_precision
+    values = np.empty(counts.shape[0])
+    block = max(1, _CHUNK // max(1, pos_scores.size + neg_scores.size, distinct.size))
+    for begin in range(0, counts.shape[0], block):
+        chunk = counts[begin : begin + block]
+        values[begin : begin + block] = statistic(positive.weights(chunk), negative.weights(chunk))
+    return values
+
+
+class _ValueBins:
+    """Pairs of one label grouped by distinct score: ``weights(counts)[r, v]`` is how many times
+    resample ``r`` holds a pair of that label scored ``distinct[v]`` (exact: sums of integers)."""
+
+    def __init__(self, owners: Any, at: Any, size: int) -> None:
+        import numpy as np
+
+        order = np.argsort(at, kind="stable")
+        self.owners, sorted_at = owners[order], at[order]
+        self.starts = (
+            np.flatnonzero(np.r_[True, sorted_at[1:] != sorted_at[:-1]]) if at.size else at
+        )
+        self.bins = sorted_at[self.starts] if at.size else at
+        self.size = size
+
+    def weights(self, counts: Any) -> Any:
+        import numpy as np
+
+        out = np.zeros((counts.shape[0], self.size))
+        if self.owners.size:
+            out[:, self.bins] = np.add.reduceat(counts[:, self.owners], self.starts, axis=1)
+        return out
+
+
+def _roc(pos: Any, neg: Any) -> Any:
+    """Mann-Whitney U / (P N) per resample; NaN where undefined. ``pos``/``neg``: weights per distinct
+    score, ascending. U counts each (positive, negative) pair ranked right, ties half: integers and
+    half-integers throughout, so exact in float64."""
+    import numpy as np
+
+    below = np.cumsum(neg, axis=1) - neg
+    u_stat = (pos * (below + 0.5 * neg)).sum(axis=1)
+    p, n = pos.sum(axis=1), neg.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((p > 0) & (n > 0), u_stat / (p * n), np.nan)
+
+
+def _average_precision(pos: Any, neg: Any) -> Any:
+    """sum_n (R_n - R_{n-1}) P_n per resample over the thresholds that hold a positive (recall moves
+    only there); NaN where no positive."""
+    import numpy as np
+
+    tp = np.cumsum(pos[:, ::-1], axis=1)[:, ::-1]  # positives scored at least this threshold
+    fp = np.cumsum(neg[:, ::-1], axis=1)[:, ::-1]
+    p = pos.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(pos > 0, (pos / p[:, None]) * (tp / (tp + fp)), 0.0)
+        return np.where(p > 0, terms.sum(axis=1), np.nan)
+
+
+def _roc_by_unit(counts: Any, positives: list[Any], negatives: list[Any]) -> Any:
     """Mann-Whitney U / (P N) per resample; NaN where undefined.
 
     U of a resample is ``c A c`` with ``A[t, u]`` = pairs (a positive of unit t, a negative of unit u)
@@ -124,7 +236,7 @@ def _roc(counts: Any, positives: list[Any], negatives: list[Any]) -> Any:
         return np.where((p > 0) & (n > 0), u_stat / (p * n), np.nan)
 
 
-def _average_precision(counts: Any, positives: list[Any], negatives: list[Any]) -> Any:
+def _average_precision_by_unit(counts: Any, positives: list[Any], negatives: list[Any]) -> Any:
     """sum_n (R_n - R_{n-1}) P_n per resample over the thresholds that hold a positive (recall moves
     only there), highest first; NaN where no positive."""
     import numpy as np
@@ -192,10 +304,10 @@ class Intervals:
             self._counts[n] = resample_counts(n, self.n_resamples, self.seed)
         return self._counts[n]
 
-    def _remembered(self, key: str, compute: Any) -> Interval:
-        if key in self._stored:
-            found = self._stored[key]
-        else:
+    def _remembered(self, key: str, compute: Any, bounds: tuple[float, float]) -> Interval:
+        found = self._stored.get(key)
+        plausible = found is None or bounds[0] <= found[0] <= found[1] <= bounds[1]
+        if key not in self._stored or not plausible:  # a range the statistic cannot take: forged
             interval = compute()
             self.computed += 1
             found = None if interval is None else [interval[0], interval[1]]
@@ -206,9 +318,12 @@ class Intervals:
         """The interval of the mean over units (``None``: undefined)."""
         if self.n_resamples == 0 or not values:
             return None
-        key = self._key("mean", [None if v is None else float(v) for v in values])
+        floats = [None if v is None else float(v) for v in values]
+        key = self._key("mean", floats)
+        defined = [v for v in floats if v is not None]
+        bounds = (min(defined), max(defined)) if defined else (math.inf, -math.inf)
         return self._remembered(
-            key, lambda: mean_interval(self._counts_for(len(values)), values, self.level)
+            key, lambda: mean_interval(self._counts_for(len(values)), values, self.level), bounds
         )
 
     def auc(self, groups: Sequence[Sequence[tuple[float, int]]], kind: AucKind) -> Interval:
@@ -218,7 +333,9 @@ class Intervals:
         payload = [[[float(s), int(y)] for s, y in g] for g in groups]
         key = self._key(kind, payload)
         return self._remembered(
-            key, lambda: auc_interval(self._counts_for(len(groups)), groups, kind, self.level)
+            key,
+            lambda: auc_interval(self._counts_for(len(groups)), groups, kind, self.level),
+            (0.0, 1.0),
         )
 
     def save(self) -> None:
@@ -246,7 +363,7 @@ def _read_cache(path: Path) -> dict[str, list[float] | None]:
     """The remembered intervals; anything unreadable or malformed is ignored (recomputed)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # deep nesting: RecursionError
         return {}
     if not isinstance(doc, dict) or doc.get("schema") != ALGORITHM:
         return {}
@@ -257,14 +374,18 @@ def _read_cache(path: Path) -> dict[str, list[float] | None]:
     for key, value in entries.items():
         if value is None:
             out[key] = None
-        elif (
-            isinstance(value, list)
-            and len(value) == 2
-            and all(
-                isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
-                for v in value
-            )
-            and value[0] <= value[1]
-        ):
-            out[key] = [float(value[0]), float(value[1])]
+        elif isinstance(value, list) and len(value) == 2:
+            bounds = [_finite(v) for v in value]
+            if bounds[0] is not None and bounds[1] is not None and bounds[0] <= bounds[1]:
+                out[key] = [bounds[0], bounds[1]]
     return out
+
+
+def _finite(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        x = float(value)  # an integer of 400 digits: OverflowError
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None

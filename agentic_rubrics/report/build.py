@@ -179,7 +179,7 @@ def build_report_and_results(
     labels = labels if labels is not None else default_labels(folder)
     resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]
     results = load_results(folder, policy=policy, selectors=selectors, seed=seed, labels=labels)
-    cis = Intervals(resamples, cache_path=folder.root / INTERVALS_FILE)
+    cis = Intervals(resamples, seed=seed, cache_path=folder.root / INTERVALS_FILE)
     labelled = [t for t in results if t.labelled]
     max_pool = max((len(t.labelled_ids) for t in labelled), default=0)
     ks = list(range(1, min(cfg["max_k"], max_pool) + 1))
