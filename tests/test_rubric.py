@@ -232,13 +232,22 @@ def test_lint_warnings_keep_the_rubric_loadable() -> None:
 
 
 def test_a_text_is_parsed_once_and_each_caller_gets_its_own_file_names() -> None:
-    """The run that writes a rubric and the report that reads it back share one parse."""
+    """The run that writes a rubric and the report that reads it back share one parse, and each gets
+    a rubric of its own: an edit of one caller's lists reaches no other."""
+    from agentic_rubrics.rubric.file import _parse_valid
+
     text = VALID.replace(
         '"Avoids sleeping or timing-dependent code"', '"Ensure it behaves like SA2"'
     )
     first, warnings_a = parse_rubric(text, "a/rubrics.yaml")
+    hits = _parse_valid.cache_info().hits
     second, warnings_b = parse_rubric(text, "b/rubrics.yaml")
-    assert second is first  # the same (frozen) rubric: parsed once
+    assert _parse_valid.cache_info().hits == hits + 1  # parsed once
+    assert second == first and second is not first
+    items = len(list(first.items()))
+    first.axes.file_change_rubrics.clear()  # frozen models, but their lists can be edited
+    assert len(list(second.items())) == items
+    assert len(list(parse_rubric(text, "c/rubrics.yaml")[0].items())) == items
     assert warnings_a and [w.file for w in warnings_a] == ["a/rubrics.yaml"] * len(warnings_a)
     assert [w.file for w in warnings_b] == ["b/rubrics.yaml"] * len(warnings_b)
     assert [(w.line, w.message) for w in warnings_a] == [(w.line, w.message) for w in warnings_b]

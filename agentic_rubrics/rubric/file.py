@@ -115,7 +115,9 @@ def parse_rubric(text: str, file: str = "<string>") -> tuple[Rubric, list[Proble
     """Validate rubric text; return the rubric and its lint warnings.
 
     A valid text is parsed once per process: the run that writes a rubric and the report that reads
-    it back share the (frozen) rubric; each call gets the warnings named with its own ``file``.
+    it back share its parse; each call gets a copy of the rubric of its own (frozen models hold lists,
+    and a caller that edits one must not change what another reads: a copy costs about an eighth of
+    a parse) and the warnings named with its own ``file``.
 
     Raises:
         RubricError: with every error found, each naming file, line and what was expected.
@@ -124,7 +126,7 @@ def parse_rubric(text: str, file: str = "<string>") -> tuple[Rubric, list[Proble
         rubric, warnings = _parse_valid(text)
     except RubricError:
         return _parse(text, file)  # raises again, each problem naming this file
-    return rubric, [replace(w, file=file) for w in warnings]
+    return rubric.model_copy(deep=True), [replace(w, file=file) for w in warnings]
 
 
 @lru_cache(maxsize=256)
