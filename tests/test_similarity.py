@@ -70,6 +70,28 @@ def test_self_consistency_is_the_mean_similarity_to_the_other_candidates() -> No
     assert self_consistency_ranking({"only": diff(["+x"])}) == {"only": None}
 
 
+def test_changed_lines_are_the_hunks_lines_and_only_headers_are_left_out() -> None:
+    """A removed SQL comment (``-- ...``), a YAML separator and an added ``++i`` are changes: only a
+    ``---``/``+++`` pair outside a hunk is a file header."""
+    sql = (
+        "diff --git a/q.sql b/q.sql\n--- a/q.sql\n+++ b/q.sql\n@@ -1,3 +1,2 @@\n select 1;\n"
+        "--- drop the old index\n----\n@@ -9 +8,2 @@\n x\n+++i;\n"
+        "diff --git a/r.py b/r.py\nnew file mode 100644\n--- /dev/null\n+++ b/r.py\n@@ -0,0 +1 @@\n+y = 1\n"
+        "\\ No newline at end of file\n"
+    )
+    assert changed_lines(sql) == ["--- drop the old index", "----", "+++i;", "+y = 1"]
+    assert changed_lines(sql.replace("\n", "\r\n")) == changed_lines(sql)
+    # two unrelated removals of comments share no line: they do not agree
+    one = "--- a/q.sql\n+++ b/q.sql\n@@ -1 +0,0 @@\n--- drop the old index\n"
+    other = "--- a/q.sql\n+++ b/q.sql\n@@ -1 +0,0 @@\n--- rebuild the cache\n"
+    assert line_agreement({"a": one, "b": other})[0] == {"a": 0.0, "b": 0.0}
+    # a hunk header counting too few lines: the lines after it still count; text that is not a
+    # diff has none
+    miscounted = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a\n+b\n+c\n"
+    assert changed_lines(miscounted) == ["-a", "+b", "+c"]
+    assert changed_lines("notes:\n- one\n- two\n") == []
+
+
 def test_identical_patches_are_compared_once() -> None:
     """Three identical huge patches and one other: one comparison, not six (fails with one per pair)."""
     calls: list[tuple[int, int]] = []
