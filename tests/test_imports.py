@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "prompts",
             "limits",
             "retry",
+            "children",
         ],
     ),
     ("datasets", ["datasets", "datasets.*"]),

@@ -51,6 +51,7 @@ class InProcessPool:
     def __init__(self, processes: int) -> None:
         self.processes = processes
         self.calls = 0
+        self.answered = 0
         self.started = False
 
     def is_serving(self) -> bool:
@@ -63,6 +64,7 @@ class InProcessPool:
         self.calls += 1
         litellm = import_litellm()
         response = await litellm.acompletion(**kwargs)
+        self.answered += 1
         return to_completion(response, litellm, kwargs["model"])
 
     async def close(self) -> None:
@@ -129,30 +131,33 @@ def test_the_loopback_server_answers_without_nagle_delay() -> None:
 
 
 @pytest.mark.slow
-def test_a_dead_worker_takes_no_calls_and_auto_comes_back_here_when_all_are_gone() -> None:
-    """Real worker processes, killed one after the other: the live one takes every call (none is
-    sent to the dead one and fails), and once none is left auto answers in this process again."""
+def test_dead_and_stuck_workers_take_no_calls_and_auto_comes_back_here() -> None:
+    """Real worker processes: one killed, then the other stopped (SIGSTOP: alive, reading nothing).
+    The live one takes every call meanwhile (none is sent to the dead one and fails); a call to the
+    stopped one, too large for its pipe, fails at its deadline without blocking the event loop, and
+    the worker is stopped for good; with none left, auto answers in this process."""
+    import os
+    import signal
     import time
 
+    from agentic_rubrics.exceptions import CallFailed
     from agentic_rubrics.llm.pool import WorkerPool
 
     pools: list[WorkerPool] = []
 
     def start(processes: int) -> WorkerPool:
-        pools.append(WorkerPool(processes))
+        pools.append(WorkerPool(processes, answer_grace=0.5))
         return pools[-1]
 
-    def kill(pool: WorkerPool, index: int) -> None:
-        left = pool.running - 1
-        pool._procs[index].kill()
+    def wait_for(pool: WorkerPool, running: int) -> None:
         deadline = time.monotonic() + 30  # the pool sees the pipe close at once; roomy when loaded
-        while pool.running > left and time.monotonic() < deadline:
+        while pool.running > running and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert pool.running == left
+        assert pool.running == running
 
-    async def go(url: str) -> tuple[list[str], list[int]]:
+    async def go(url: str) -> tuple[list[str], list[int], float, float]:
         config = LLMConfig(
-            model="openai/auto-under-test", api_base=url, concurrency=4, timeout=30, max_retries=0
+            model="openai/auto-under-test", api_base=url, concurrency=4, timeout=3, max_retries=0
         )
         llm = LLM(config)
         llm._auto = AutoPool(4, cpus=2, min_calls=2, saturation=0.0, max_processes=2, start=start)
@@ -163,22 +168,85 @@ def test_a_dead_worker_takes_no_calls_and_auto_comes_back_here_when_all_are_gone
         async def calls(n: int) -> None:
             for _ in range(n):
                 answers.append((await llm.complete(ask, repeat=len(answers))).content or "")
-            in_workers.append(pools[0].calls if pools else 0)
+            in_workers.append(pools[0].answered if pools else 0)
 
         try:
             await calls(2)  # the first is not measured; the second decides: two workers start
             await pools[0].ready()
             assert pools[0].running == 2
             await calls(4)  # both started: the pool takes them
-            kill(pools[0], 0)
+            pools[0]._procs[0].kill()
+            wait_for(pools[0], 1)
             await calls(4)  # one dead: the other takes all four
-            kill(pools[0], 1)
+            os.kill(pools[0]._procs[1].pid, signal.SIGSTOP)
+            stalls: list[float] = []
+
+            async def ticker() -> None:
+                while True:
+                    before = time.monotonic()
+                    await asyncio.sleep(0.05)
+                    stalls.append(time.monotonic() - before)
+
+            tick = asyncio.create_task(ticker())
+            started = time.monotonic()
+            big = [{"role": "user", "content": "x" * 2_000_000}]  # far more than a pipe holds
+            with pytest.raises(CallFailed, match="no answer within"):
+                await llm.complete(big, repeat=99)
+            took = time.monotonic() - started
+            tick.cancel()
+            wait_for(pools[0], 0)
             await calls(2)  # none left: answered here
-            return answers, in_workers
+            return answers, in_workers, took, max(stalls)
         finally:
             await llm.aclose()
 
     with LoopbackServer(lambda body, n: Reply(content=f"a{n}")) as srv:
-        answers, in_workers = asyncio.run(go(srv.url))
+        answers, in_workers, took, stall = asyncio.run(go(srv.url))
     assert answers == [f"a{n}" for n in range(12)]
     assert len(pools) == 1 and in_workers == [0, 4, 8, 8]
+    assert took < 3 + 0.5 + 5  # its deadline (timeout and grace), roomy on a loaded machine
+    assert stall < 1.0  # the event loop went on while the write to the stopped worker waited
+
+
+def test_a_request_json_cannot_carry_is_made_here() -> None:
+    """Workers change speed, never an answer: parameters that cannot travel as JSON are refused by
+    the configuration (naming the field), and a request the pool cannot send is made in this
+    process."""
+    from pydantic import ValidationError
+
+    from agentic_rubrics.exceptions import CallFailed
+    from agentic_rubrics.llm.pool import Unsendable, WorkerPool
+
+    with pytest.raises(ValidationError, match="extra_params must hold JSON values only"):
+        LLMConfig(model="openai/x", extra_params={"metadata": {"tag": object()}})
+    none = WorkerPool(0)  # no worker at all: nothing is started
+    with pytest.raises(Unsendable):
+        asyncio.run(none.complete({"model": "openai/x", "tag": {1, 2}}))
+    with pytest.raises(CallFailed, match="no model worker process is running"):
+        asyncio.run(none.complete({"model": "openai/x", "timeout": 1}))
+    assert none.calls == 0
+
+    class RefusingPool(InProcessPool):
+        async def complete(self, kwargs: dict[str, Any]) -> Completion:
+            self.calls += 1
+            raise Unsendable("not JSON")
+
+    pools: list[RefusingPool] = []
+
+    def start(processes: int) -> Any:
+        pools.append(RefusingPool(processes))
+        pools[-1].started = True
+        return pools[-1]
+
+    async def go(url: str) -> list[str]:
+        llm = LLM(LLMConfig(model="openai/auto-under-test", api_base=url, timeout=30))
+        llm._auto = AutoPool(4, cpus=2, min_calls=2, saturation=0.0, max_processes=1, start=start)
+        ask = [{"role": "user", "content": "q"}]
+        try:
+            return [(await llm.complete(ask, repeat=i)).content or "" for i in range(4)]
+        finally:
+            await llm.aclose()
+
+    with LoopbackServer(lambda body, n: Reply(content=f"a{n}")) as srv:
+        assert asyncio.run(go(srv.url)) == ["a0", "a1", "a2", "a3"]
+    assert pools[0].calls == 2  # offered to the pool, then made here

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, field_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    field_serializer,
+    field_validator,
+)
 
 from agentic_rubrics.effects import SPEED
 from agentic_rubrics.redaction import redact_url
@@ -52,7 +59,9 @@ class LLMConfig(BaseModel):
     """The model's context window in tokens, where litellm does not know it (a local server;
     ``None``: litellm's ``max_input_tokens``, else 32,768). The agent keeps its conversation within it."""
     extra_params: dict[str, Any] = Field(default_factory=dict)
-    """Passed through to litellm unchanged (e.g. ``top_p``, ``thinking``)."""
+    """Passed through to litellm unchanged (e.g. ``top_p``, ``thinking``): JSON values only (they go
+    into the request's body and the response cache's key)."""
+
     input_cost_per_token: float | None = Field(default=None, ge=0)
     """Price this model (dollars per prompt token) where litellm does not know it, e.g. a local server."""
     output_cost_per_token: float | None = Field(default=None, ge=0)
@@ -63,6 +72,17 @@ class LLMConfig(BaseModel):
     until the calls' measured CPU at this concurrency would saturate a core, then in worker processes
     (never for fewer than 200 calls, nor for providers registered only in this process; see
     :class:`agentic_rubrics.llm.pool.AutoPool`)."""
+
+    @field_validator("extra_params")
+    @classmethod
+    def _json_values(cls, value: dict[str, Any]) -> dict[str, Any]:
+        import json
+
+        try:
+            json.dumps(value, sort_keys=True)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValueError(f"extra_params must hold JSON values only: {exc}") from exc
+        return value
 
     @field_serializer("api_base")
     def _public_api_base(self, value: str | None, info: SerializationInfo) -> str | None:

@@ -53,8 +53,9 @@ __all__ = [
     "llm_slot_key",
 ]
 
-POOL_GRACE = 5.0
-"""Seconds a worker process gets beyond the call's timeout before the door gives up on it."""
+POOL_GRACE = 10.0
+"""Seconds a worker process gets beyond the call's timeout before the door gives up on it (a backstop:
+the pool itself stops a worker that has not answered 5 s past the timeout, ``pool.ANSWER_GRACE``)."""
 
 PLACEHOLDER_KEY = "no-key-needed-for-local-server"
 """Sent as the API key when an ``api_base`` is given and no key exists anywhere (local servers)."""
@@ -214,15 +215,23 @@ class LLM:
         if not self._auto:
             return None
         pool = self._auto.pool
-        return {**self._auto.decision, "calls_in_workers": pool.calls if pool is not None else 0}
+        return {**self._auto.decision, "calls_in_workers": pool.answered if pool is not None else 0}
 
     async def _attempt(self, kwargs: dict[str, Any], pool: Any) -> Completion:
         if pool is not None:
+            from agentic_rubrics.llm.pool import Unsendable
+
             entry = self.price_entry()
-            pooled: Completion = await pool.complete(
-                {**kwargs, "_price": entry} if entry else kwargs
-            )
-            return pooled
+            try:
+                pooled: Completion = await pool.complete(
+                    {**kwargs, "_price": entry} if entry else kwargs
+                )
+                return pooled
+            except Unsendable:  # a parameter JSON cannot carry: this call is made here, as
+                pass  # it would be without workers (workers change speed, never an answer)
+            if not self._priced:
+                self._register_price(import_litellm())
+                self._priced = True
         litellm = import_litellm()
         try:
             response = await litellm.acompletion(**kwargs)

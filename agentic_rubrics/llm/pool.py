@@ -3,7 +3,15 @@
 The main process keeps everything that must be shared (cache, retries, concurrency, budget); each worker
 only runs ``litellm.acompletion`` in its own event loop, ended at the call's ``timeout`` however slowly
 the answer arrives, and sends back a completion or a classified failure. Requests are spread
-round-robin.
+round-robin over the workers that run.
+
+A request travels as JSON (the parameters of an HTTP body): a worker can always read it, and a request
+that JSON cannot carry (a Python object among the parameters) is made in this process instead
+(:class:`Unsendable`), as it would be without workers. Requests are written to a worker's pipe from a
+thread of its own, never from the event loop, and a worker that has not answered
+:data:`ANSWER_GRACE` seconds past the call's own timeout (which it enforces itself) is taken for
+stuck and killed: its calls fail as transient and are retried, and no call goes to it again. Each
+worker ends with the process that started it.
 
 ``processes="auto"`` (the default) starts workers only where they pay, decided by :class:`AutoPool`
 from what this process measures.
@@ -14,13 +22,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import math
 import multiprocessing as mp
 import os
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -32,13 +44,23 @@ _READY = -1
 """The request number a worker sends once it has started."""
 START_TIMEOUT = 300.0
 """Seconds to wait for a worker process to start before calls go to it regardless."""
+ANSWER_GRACE = 5.0
+"""Seconds past a call's own timeout after which a worker that has not answered is stopped."""
+_STOP = b""
+"""What the pool writes to a worker's pipe to end it."""
+
+
+class Unsendable(Exception):
+    """A request a worker cannot receive (not JSON): the caller makes it in its own process."""
 
 
 def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child process
+    from agentic_rubrics.children import exit_with_parent
     from agentic_rubrics.llm.errors import classify
     from agentic_rubrics.llm.params import import_litellm
     from agentic_rubrics.llm.reply import to_completion
 
+    exit_with_parent()
     litellm = import_litellm()
     loop = asyncio.new_event_loop()
     send_lock = threading.Lock()
@@ -73,12 +95,19 @@ def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child pro
     def reader() -> None:
         while True:
             try:
-                message = conn.recv()
+                message = conn.recv_bytes()
             except (EOFError, OSError):
                 break
-            if message is None:
+            if message == _STOP:
                 break
-            loop.call_soon_threadsafe(_spawn, loop, handle(*message))
+            try:
+                rid, kwargs = json.loads(message)  # the pool's own JSON
+            except (ValueError, RecursionError) as exc:  # nested deeper than this decoder goes
+                rid = int(message[1 : message.index(b",")])
+                with send_lock:
+                    conn.send((rid, False, ("bad_request", f"unreadable request: {exc}", None)))
+                continue
+            loop.call_soon_threadsafe(_spawn, loop, handle(rid, kwargs))
         loop.call_soon_threadsafe(loop.stop)
 
     threading.Thread(target=reader, daemon=True).start()
@@ -92,17 +121,28 @@ class WorkerPool:
     takes no more calls; its calls in flight fail as transient, and are retried).
     """
 
-    def __init__(self, processes: int) -> None:
+    def __init__(self, processes: int, *, answer_grace: float = ANSWER_GRACE) -> None:
         ctx = mp.get_context("spawn")  # a clean interpreter: no inherited event loop or threads
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
-        self._locks: list[threading.Lock] = []
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], int]] = {}
         self._ready = [threading.Event() for _ in range(processes)]
         self._alive = [True] * processes
+        # a request is written at once where the worker's pipe has room; what does not fit is written by
+        # a thread of that worker's (a worker that stops reading fills its pipe, and the write would
+        # otherwise block the event loop, and every deadline with it); while that thread has bytes to
+        # write, later requests queue behind it, so frames never interleave
+        self._senders = [ThreadPoolExecutor(1, thread_name_prefix="model-worker-send")
+                         for _ in range(processes)]  # fmt: skip
+        self._queued = [0] * processes
+        self._socks: list[socket.socket] = []
         self._ids = itertools.count()
+        self.answer_grace = answer_grace
+        """Seconds past a call's timeout after which a worker that has not answered is stopped."""
         self.calls = 0
         """Calls sent to the workers."""
+        self.answered = 0
+        """Calls the workers answered (a completion or a classified failure)."""
         for _ in range(processes):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(child,), daemon=True)
@@ -110,7 +150,8 @@ class WorkerPool:
             child.close()
             self._conns.append(parent)
             self._procs.append(proc)
-            self._locks.append(threading.Lock())
+            # the same socket (a duplicate of its descriptor), for writes that must not wait
+            self._socks.append(socket.socket(fileno=os.dup(parent.fileno())))
         for index, conn in enumerate(self._conns):
             threading.Thread(target=self._read, args=(index, conn), daemon=True).start()
 
@@ -129,6 +170,7 @@ class WorkerPool:
             if entry is None:
                 continue
             loop, future, _ = entry
+            self.answered += 1
             if ok:
                 result: Any = Completion.model_validate(payload)
             else:
@@ -167,41 +209,99 @@ class WorkerPool:
                 await asyncio.to_thread(event.wait, START_TIMEOUT)
 
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
-        """Send one call to a worker and await its completion (or its classified failure)."""
+        """Send one call to a worker and await its completion (or its classified failure).
+
+        Raises:
+            Unsendable: JSON cannot carry the request (nothing was sent).
+            CallFailed: no worker runs, the worker died, or it did not answer in time (then it is
+                stopped).
+        """
         from agentic_rubrics.exceptions import CallFailed
 
+        rid = next(self._ids)
+        try:
+            data = json.dumps([rid, kwargs]).encode("utf-8", "surrogatepass")
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise Unsendable(f"the request cannot be sent to a worker process: {exc}") from exc
+        frame = _frame(data)
         serving = self._serving()
         if not serving:
             raise CallFailed("transient", "no model worker process is running")
-        rid = next(self._ids)
         self.calls += 1
         index = serving[rid % len(serving)]
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._pending[rid] = (loop, future, index)
+        limit = float(kwargs.get("timeout") or START_TIMEOUT) + self.answer_grace
         try:
-            with self._locks[index]:
-                self._conns[index].send((rid, kwargs))
+            async with asyncio.timeout(limit):
+                await self._write(loop, index, frame)
+                result: Completion = await future
+        except TimeoutError as exc:  # before OSError, of which it is a subclass
+            self._stop(index)
+            raise CallFailed(
+                "transient", f"a model worker process gave no answer within {limit:g} s: stopped"
+            ) from exc
         except OSError as exc:
-            self._pending.pop(rid, None)
-            raise CallFailed("transient", f"a model worker process is gone: {exc}") from exc
-        try:
-            result: Completion = await future
+            raise CallFailed("transient", f"a model worker process is gone: {exc!r}") from exc
         finally:
-            self._pending.pop(rid, None)  # abandoned at the door's deadline: forget it
+            self._pending.pop(rid, None)  # answered, failed or abandoned: forget it
         return result
+
+    async def _write(self, loop: asyncio.AbstractEventLoop, index: int, frame: bytes) -> None:
+        """Write one frame to a worker: at once what its pipe takes, the rest from its thread."""
+        sent = 0
+        if not self._queued[index]:
+            with contextlib.suppress(BlockingIOError):
+                sent = self._socks[index].send(frame, socket.MSG_DONTWAIT)
+        if sent == len(frame):
+            return
+        self._queued[index] += 1
+        done = loop.run_in_executor(self._senders[index], self._socks[index].sendall, frame[sent:])
+        # counted down when the thread is done, not when this call is: a call abandoned at its
+        # deadline leaves the thread writing, and nothing may be written beside it meanwhile
+        done.add_done_callback(lambda _: self._unqueue(index))
+        await done
+
+    def _unqueue(self, index: int) -> None:
+        self._queued[index] -= 1
+
+    def _send_quietly(self, index: int, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            self._socks[index].sendall(_frame(data))
+
+    def _stop(self, index: int) -> None:
+        """A worker that does not answer: killed (its reader then fails its calls in flight)."""
+        self._alive[index] = False
+        proc = self._procs[index]
+        if proc.is_alive():
+            log.warning("a model worker process (pid %s) gave no answer in time: stopped", proc.pid)
+            proc.kill()
 
     async def close(self) -> None:
         """Ask the workers to stop, then make sure they did."""
-        for lock, conn in zip(self._locks, self._conns, strict=True):
-            with lock, contextlib.suppress(OSError):
-                conn.send(None)
+        for index, sender in enumerate(self._senders):
+            if self._alive[
+                index
+            ]:  # from its sender thread: a worker that stopped reading is killed
+                sender.submit(self._send_quietly, index, _STOP)
         for proc in self._procs:
             await asyncio.to_thread(proc.join, 5)
             if proc.is_alive():
-                proc.terminate()
-        for conn in self._conns:
+                proc.kill()
+        for conn, sock in zip(self._conns, self._socks, strict=True):
             conn.close()
+            sock.close()
+        for sender in self._senders:
+            sender.shutdown(wait=False, cancel_futures=True)
+
+
+def _frame(data: bytes) -> bytes:
+    """``data`` as :meth:`multiprocessing.connection.Connection.recv_bytes` reads it: its length
+    (a signed 32-bit big-endian integer), then the bytes."""
+    if len(data) > 0x7FFFFFFF:
+        raise Unsendable(f"a request of {len(data)} bytes is larger than a worker reads")
+    return struct.pack("!i", len(data)) + data
 
 
 def _spawn(loop: asyncio.AbstractEventLoop, coro: Any) -> None:  # pragma: no cover - in a worker

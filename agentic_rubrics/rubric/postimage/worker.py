@@ -28,6 +28,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from agentic_rubrics.children import exit_with_parent
 from agentic_rubrics.rubric.postimage.analyze import analyze_patch
 from agentic_rubrics.rubric.postimage.model import (
     ApplyInfo,
@@ -47,21 +48,6 @@ _stopped: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 """Pools killed on purpose (a time limit): their other calls are not crashes."""
 
 
-def _exit_with_parent() -> None:  # pragma: no cover - runs in the worker
-    """In a worker: end this process when the one that started it is gone. A parent killed outright
-    (SIGKILL, out of memory) runs no clean-up, and the worker, waiting on a queue whose other end it
-    also holds, would otherwise wait for ever."""
-    parent = mp.parent_process()
-    if parent is None:
-        return
-
-    def watch() -> None:
-        mp.connection.wait([parent.sentinel])
-        os._exit(0)
-
-    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
-
-
 def _get_pool() -> ProcessPoolExecutor:
     global _pool
     with _lock:
@@ -69,7 +55,7 @@ def _get_pool() -> ProcessPoolExecutor:
             _pool = ProcessPoolExecutor(
                 max_workers=MAX_WORKERS,
                 mp_context=mp.get_context("spawn"),
-                initializer=_exit_with_parent,
+                initializer=exit_with_parent,
             )
         return _pool
 
