@@ -6,9 +6,13 @@ run pytest on them. Exit status 0 means resolved. The labels go to ``<task>/labe
 the repository's content hash, so labels made for another revision are refused when loaded.
 
 After a task's labels are written (and only when its gold patch passes and its base fails), the task's
-entry in ``label_manifest.json`` records the content hashes of its inputs, of this script and of the
-labels just written. The test suite recomputes those hashes on every run and re-derives the labels of a
-task only when they differ; this script is the only writer of the manifest.
+entry in ``label_manifest.json`` records the content hashes of its inputs, of the labelling code (this
+script and ``agentic_rubrics/datasets/bundled.py``, which reads the tasks), the Python and pytest
+versions, and the labels just written. The inputs are hashed before the tests run and again after:
+a file changed meanwhile (an editor's save, a checkout) fails the task instead of being vouched for.
+The test suite recomputes those hashes on every run and re-derives the labels of a task only when they
+differ; this script is the only writer of the manifest. Copies for the test runs leave out what the
+hashes leave out (``bundled.IGNORED_NAMES``: caches, ``.git``, ``*.pyc``).
 
     python benchmarks/label_examples.py            # (re)write every labels.json and the manifest
     python benchmarks/label_examples.py --check    # re-derive and compare; exit 1 on any difference
@@ -17,6 +21,8 @@ task only when they differ; this script is the only writer of the manifest.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -29,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.data import atomic_write_json
+from agentic_rubrics.datasets import bundled
 from agentic_rubrics.datasets.bundled import (
     EXAMPLES_DIR,
+    IGNORED_NAMES,
     LABEL_MANIFEST,
     ExampleTask,
     example_folders,
@@ -41,6 +49,9 @@ from agentic_rubrics.datasets.bundled import (
 
 TIMEOUT_S = 120
 RUNNER = Path(__file__).resolve()
+LABELLING_CODE = (RUNNER, Path(bundled.__file__).resolve())
+"""The code labels come from: this script and the module that reads the tasks' files."""
+_COPY_IGNORE = shutil.ignore_patterns(*IGNORED_NAMES)
 # Each hidden-test run is a fresh pytest: without plugin auto-loading (the dev environment's plugins cost
 # about a second per start), bytecode files or the cache provider it starts in a fraction of the time.
 # The hidden tests use plain pytest only, so the labels are the same. The caller's PYTEST_* variables
@@ -56,7 +67,7 @@ def run_hidden_tests(example: ExampleTask, patch: str) -> dict[str, object]:
     """Apply ``patch`` to a scratch copy of the repository and run the hidden tests there."""
     with tempfile.TemporaryDirectory(prefix="label-") as tmp:
         work = Path(tmp) / "work"
-        shutil.copytree(example.repo_dir, work, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(example.repo_dir, work, ignore=_COPY_IGNORE)
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
         env.update(FAST_PYTEST_ENV)
         # a repository of its own, so git apply resolves paths against the copy and nothing else
@@ -71,7 +82,7 @@ def run_hidden_tests(example: ExampleTask, patch: str) -> dict[str, object]:
             )
             if applied.returncode != 0:
                 return {"resolved": False, "reason": "apply_failed"}
-        shutil.copytree(example.hidden_tests_dir, work / "hidden_tests")
+        shutil.copytree(example.hidden_tests_dir, work / "hidden_tests", ignore=_COPY_IGNORE)
         cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "hidden_tests"]
         try:
             done = subprocess.run(cmd, cwd=work, capture_output=True, env=env, timeout=TIMEOUT_S)
@@ -106,8 +117,22 @@ def label_task(folder: Path, jobs: int) -> dict[str, object]:
 
 
 def manifest_entry(folder: Path) -> dict[str, Any]:
-    """The manifest entry of a task folder as it is on disk now (inputs, labels, this script)."""
-    return {**label_inputs(folder), "runner": file_hash(RUNNER)}
+    """The manifest entry of a task folder as it is on disk now: inputs, labels, the labelling code
+    and the versions of what runs the hidden tests."""
+    code = hashlib.sha256("".join(file_hash(p) for p in LABELLING_CODE).encode()).hexdigest()
+    return {
+        **label_inputs(folder),
+        "runner": "sha256-" + code,
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "pytest": importlib.metadata.version("pytest"),
+    }
+
+
+def _changed_inputs(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """Inputs (everything but the labels) whose hashes differ between two entries."""
+    return sorted(
+        k for k in before.keys() | after.keys() if k != "labels" and before.get(k) != after.get(k)
+    )
 
 
 def read_manifest(root: Path) -> dict[str, Any]:
@@ -156,7 +181,19 @@ def main(argv: list[str] | None = None) -> int:
     manifest = read_manifest(args.root)
     status = 0
     for folder in folders:
+        before = manifest_entry(folder)
         labels = label_task(folder, args.jobs)
+        changed = _changed_inputs(before, manifest_entry(folder))
+        if changed:
+            print(
+                f"  {folder.name}: {', '.join(changed)} changed while its tests ran; nothing"
+                " written for it: run the labelling again",
+                file=sys.stderr,
+            )
+            status = 1
+            if not args.check:
+                manifest.pop(folder.name, None)
+            continue
         cands = labels["candidates"]
         assert isinstance(cands, dict)
         resolved = sum(1 for v in cands.values() if v["resolved"])

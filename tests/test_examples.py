@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +19,6 @@ from agentic_rubrics.datasets.bundled import (
     EXAMPLES_DIR,
     LABEL_MANIFEST,
     example_folders,
-    file_hash,
-    label_inputs,
     load_examples,
     tree_hash,
 )
@@ -53,8 +52,18 @@ def test_bundled_tasks_are_well_formed() -> None:
         assert not any(p.name == "hidden_tests" for p in ex.repo_dir.rglob("*"))
 
 
+def _script() -> Any:
+    """The label script as a module (its functions are what the manifest is made of)."""
+    spec = importlib.util.spec_from_file_location("label_examples", LABEL_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
 def _manifest_entry(folder: Path) -> dict[str, object]:
-    return {**label_inputs(folder), "runner": file_hash(LABEL_SCRIPT)}
+    entry: dict[str, object] = _script().manifest_entry(folder)
+    return entry
 
 
 def _stale_tasks(root: Path) -> dict[str, list[str]]:
@@ -78,12 +87,9 @@ def _label_script(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-def _label_main(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _label_main(root: Path, *args: str, script: Any = None) -> subprocess.CompletedProcess[str]:
     """The label script's main() in this process (its start-up is most of a tiny task's cost)."""
-    spec = importlib.util.spec_from_file_location("label_examples", LABEL_SCRIPT)
-    assert spec is not None and spec.loader is not None
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = script or _script()
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = script.main(["--root", str(root), *args])
@@ -113,7 +119,10 @@ MINI = {
         "import os\nimport sys\n\nfrom mini import add\n\n\n"
         "def test_add():\n    assert add(2, 3) == 5\n\n\n"
         "def test_a_plain_fast_pytest():\n"
-        "    assert os.environ['PYTEST_DISABLE_PLUGIN_AUTOLOAD'] == '1' and sys.dont_write_bytecode\n"
+        "    assert os.environ['PYTEST_DISABLE_PLUGIN_AUTOLOAD'] == '1' and sys.dont_write_bytecode\n\n\n"
+        "def test_only_what_the_hashes_count_is_copied():\n"
+        "    from pathlib import Path\n\n"
+        "    assert not list(Path(__file__).resolve().parent.parent.rglob('*.pyc'))\n"
     ),
     "task.yaml": "instance_id: mini-1\nproblem_statement: add subtracts\n",
     "candidates/manifest.yaml": "c1: {kind: correct}\nc2: {kind: wrong_layer}\nc3: {kind: empty}\n",
@@ -122,12 +131,17 @@ MINI = {
 FIX = "diff --git a/mini/__init__.py b/mini/__init__.py\n--- a/mini/__init__.py\n+++ b/mini/__init__.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return {}\n"  # fmt: skip
 
 
-def test_the_manifest_notices_every_change_of_a_labels_input(tmp_path: Path) -> None:
-    task = tmp_path / "mini-1"
+def _mini_task(root: Path) -> Path:
+    task = root / "mini-1"
     for rel, text in {**MINI, "gold.diff": FIX.format("a + b"), "candidates/c1.diff": FIX.format("b + a"),
                       "candidates/c2.diff": FIX.format("a * b")}.items():  # fmt: skip
         (task / rel).parent.mkdir(parents=True, exist_ok=True)
         (task / rel).write_text(text)
+    return task
+
+
+def test_the_manifest_notices_every_change_of_a_labels_input(tmp_path: Path) -> None:
+    task = _mini_task(tmp_path)
     done = _label_main(tmp_path, "--jobs", "2")
     assert done.returncode == 0, done.stdout + done.stderr
     labels = json.loads((task / "labels.json").read_text())
@@ -161,6 +175,38 @@ def test_the_manifest_notices_every_change_of_a_labels_input(tmp_path: Path) -> 
     assert failed.returncode == 1 and "the gold patch must pass" in failed.stderr
     assert json.loads((tmp_path / LABEL_MANIFEST).read_text())["tasks"] == {}
     assert _stale_tasks(tmp_path) == {"mini-1": sorted(_manifest_entry(task))}
+
+
+def test_labels_are_vouched_for_only_as_derived(tmp_path: Path) -> None:
+    """The manifest names what the labels really came from: a candidate saved while the tests run is
+    not vouched for; bytecode and caches are neither hashed nor copied into the test runs; the
+    labelling code includes the module that reads the tasks, and the versions that run the tests."""
+    task = _mini_task(tmp_path)
+    script = _script()
+    run_tests = script.run_hidden_tests
+
+    def an_editor_saves_meanwhile(example: Any, patch: str) -> dict[str, object]:
+        (task / "candidates" / "c2.diff").write_text(FIX.format("a + b"))
+        result: dict[str, object] = run_tests(example, patch)
+        return result
+
+    script.run_hidden_tests = an_editor_saves_meanwhile
+    edited = _label_main(tmp_path, "--jobs", "1", script=script)
+    assert edited.returncode == 1 and "candidates changed while its tests ran" in edited.stderr
+    assert json.loads((tmp_path / LABEL_MANIFEST).read_text())["tasks"] == {}
+    assert not (task / "labels.json").exists()
+
+    (task / "candidates" / "c2.diff").write_text(FIX.format("a * b"))
+    (task / "repo" / "mini" / "_speedups.pyc").write_bytes(b"\x00 not the repository's code")
+    (task / "hidden_tests" / "__pycache__").mkdir()
+    (task / "hidden_tests" / "__pycache__" / "test_add.cpython-311.pyc").write_bytes(b"\x00")
+    done = _label_main(tmp_path, "--jobs", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _stale_tasks(tmp_path) == {}
+    entry = _manifest_entry(task)
+    assert entry["python"] == f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert entry["pytest"] == pytest.__version__
+    assert Path(script.bundled.__file__).resolve() in script.LABELLING_CODE
 
 
 def _paths_and_symbols(check: dict[str, object]) -> tuple[list[str], list[str]]:

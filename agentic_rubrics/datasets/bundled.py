@@ -13,12 +13,15 @@ Each task lives in ``example_data/<instance_id>/``:
 
 Beside the task folders, ``label_manifest.json`` records, per task, the content hashes of everything its
 labels were derived from (repository, each candidate, the gold patch, the hidden tests, the labelling
-script) and of ``labels.json`` itself. The labelling script writes it after running the hidden tests; the
-test suite recomputes the hashes and re-derives the labels only of a task whose hashes differ.
+code: the script and this module, which reads the tasks; the Python and pytest versions the tests ran
+on) and of ``labels.json`` itself. The labelling script writes it after running the hidden tests, and
+only when the inputs hashed before the run are the ones hashed after it; the test suite recomputes the
+hashes and re-derives the labels only of a task whose hashes differ.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 from dataclasses import dataclass
@@ -33,7 +36,14 @@ from agentic_rubrics.types import Candidate, Task
 EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "example_data"
 LABEL_MANIFEST = "label_manifest.json"
 
-_IGNORED = {"__pycache__", ".pytest_cache", ".git", ".mypy_cache", ".ruff_cache"}
+IGNORED_NAMES = ("__pycache__", ".pytest_cache", ".git", ".mypy_cache", ".ruff_cache", "*.pyc")
+"""What a task's trees never count: left out of their hashes, and of every copy the labelling runs
+tests in (``shutil.ignore_patterns(*IGNORED_NAMES)``), so the two always mean the same files."""
+
+
+def ignored(rel: Path) -> bool:
+    """Whether a path inside a task's tree is one of :data:`IGNORED_NAMES` or lies below one."""
+    return any(fnmatch.fnmatchcase(part, pattern) for part in rel.parts for pattern in IGNORED_NAMES)
 
 
 def tree_hash(root: Path) -> str:
@@ -44,7 +54,7 @@ def tree_hash(root: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if any(part in _IGNORED for part in rel.parts) or path.suffix == ".pyc" or path.is_dir():
+        if ignored(rel) or path.is_dir():
             continue
         digest.update(rel.as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
