@@ -132,10 +132,13 @@ def test_the_loopback_server_answers_without_nagle_delay() -> None:
 
 @pytest.mark.slow
 def test_dead_and_stuck_workers_take_no_calls_and_auto_comes_back_here() -> None:
-    """Real worker processes: one killed, then the other stopped (SIGSTOP: alive, reading nothing).
-    The live one takes every call meanwhile (none is sent to the dead one and fails); a call to the
-    stopped one, too large for its pipe, fails at its deadline without blocking the event loop, and
-    the worker is stopped for good; with none left, auto answers in this process."""
+    """Real worker processes. Calls abandoned while their large requests are written (a caller's
+    cancel) leave no half-written request behind. Then one worker is killed and the other stopped
+    (SIGSTOP: alive, reading nothing): the live one takes every call meanwhile (none is sent to the
+    dead one and fails); a call to the stopped one, too large for its pipe, fails at its deadline
+    without blocking the event loop, and the worker is stopped for good; with none left, auto
+    answers in this process."""
+    import contextlib
     import os
     import signal
     import time
@@ -157,18 +160,30 @@ def test_dead_and_stuck_workers_take_no_calls_and_auto_comes_back_here() -> None
 
     async def go(url: str) -> tuple[list[str], list[int], float, float]:
         config = LLMConfig(
-            model="openai/auto-under-test", api_base=url, concurrency=4, timeout=3, max_retries=0
+            model="openai/auto-under-test", api_base=url, concurrency=64, timeout=3, max_retries=0
         )
         llm = LLM(config)
         llm._auto = AutoPool(4, cpus=2, min_calls=2, saturation=0.0, max_processes=2, start=start)
-        ask = [{"role": "user", "content": "q"}]
         answers: list[str] = []
         in_workers: list[int] = []
 
         async def calls(n: int) -> None:
+            before = pools[0].answered if pools else 0
             for _ in range(n):
-                answers.append((await llm.complete(ask, repeat=len(answers))).content or "")
-            in_workers.append(pools[0].answered if pools else 0)
+                ask = [{"role": "user", "content": f"q{len(answers):03d}"}]
+                answers.append((await llm.complete(ask)).content or "")
+            in_workers.append((pools[0].answered if pools else 0) - before)
+
+        async def lane(k: int) -> None:
+            """Calls of 50 B to 1.5 MB, most abandoned soon after they start (some while their
+            request is being written)."""
+            for j in range(6):
+                i = 6 * k + j
+                content = f"x{i:03d}" + "x" * (50, 5_000, 300_000, 1_500_000)[i % 4]
+                give_up = (None, 0.0005, 0.002, 0.01, 0.03)[(i * 7) % 5]
+                call = llm.complete([{"role": "user", "content": content}])
+                with contextlib.suppress(TimeoutError):
+                    await (asyncio.wait_for(call, give_up) if give_up else call)
 
         try:
             await calls(2)  # the first is not measured; the second decides: two workers start
@@ -177,7 +192,9 @@ def test_dead_and_stuck_workers_take_no_calls_and_auto_comes_back_here() -> None
             await calls(4)  # both started: the pool takes them
             pools[0]._procs[0].kill()
             wait_for(pools[0], 1)
-            await calls(4)  # one dead: the other takes all four
+            await asyncio.gather(*(lane(k) for k in range(12)))
+            await calls(4)  # one dead: the other takes all four, each at once (none stalls
+            # behind a request left half written by a call abandoned meanwhile)
             os.kill(pools[0]._procs[1].pid, signal.SIGSTOP)
             stalls: list[float] = []
 
@@ -191,7 +208,7 @@ def test_dead_and_stuck_workers_take_no_calls_and_auto_comes_back_here() -> None
             started = time.monotonic()
             big = [{"role": "user", "content": "x" * 2_000_000}]  # far more than a pipe holds
             with pytest.raises(CallFailed, match="no answer within"):
-                await llm.complete(big, repeat=99)
+                await llm.complete(big)
             took = time.monotonic() - started
             tick.cancel()
             wait_for(pools[0], 0)
@@ -200,10 +217,13 @@ def test_dead_and_stuck_workers_take_no_calls_and_auto_comes_back_here() -> None
         finally:
             await llm.aclose()
 
-    with LoopbackServer(lambda body, n: Reply(content=f"a{n}")) as srv:
+    def echo(body: dict[str, Any], n: int) -> Reply:
+        return Reply(content="echo:" + body["messages"][-1]["content"][:4])
+
+    with LoopbackServer(echo) as srv:
         answers, in_workers, took, stall = asyncio.run(go(srv.url))
-    assert answers == [f"a{n}" for n in range(12)]
-    assert len(pools) == 1 and in_workers == [0, 4, 8, 8]
+    assert answers == [f"echo:q{n:03d}" for n in range(12)]
+    assert len(pools) == 1 and in_workers == [0, 4, 4, 0]
     assert took < 3 + 0.5 + 5  # its deadline (timeout and grace), roomy on a loaded machine
     assert stall < 1.0  # the event loop went on while the write to the stopped worker waited
 
@@ -247,6 +267,18 @@ def test_a_request_json_cannot_carry_is_made_here() -> None:
         finally:
             await llm.aclose()
 
+    async def not_json(url: str) -> None:
+        llm = LLM(LLMConfig(model="openai/x", api_base=url, timeout=30, processes=0))
+        try:
+            await llm.complete([{"role": "user", "content": b"bytes"}])  # type: ignore[dict-item]
+        finally:
+            await llm.aclose()
+
     with LoopbackServer(lambda body, n: Reply(content=f"a{n}")) as srv:
         assert asyncio.run(go(srv.url)) == ["a0", "a1", "a2", "a3"]
+        with pytest.raises(
+            CallFailed, match="not JSON"
+        ) as failed:  # a located failure, no TypeError
+            asyncio.run(not_json(srv.url))
+        assert failed.value.kind == "bad_request" and len(srv.requests) == 4
     assert pools[0].calls == 2  # offered to the pool, then made here

@@ -85,11 +85,19 @@ def test_changed_lines_are_the_hunks_lines_and_only_headers_are_left_out() -> No
     one = "--- a/q.sql\n+++ b/q.sql\n@@ -1 +0,0 @@\n--- drop the old index\n"
     other = "--- a/q.sql\n+++ b/q.sql\n@@ -1 +0,0 @@\n--- rebuild the cache\n"
     assert line_agreement({"a": one, "b": other})[0] == {"a": 0.0, "b": 0.0}
-    # a hunk header counting too few lines: the lines after it still count; text that is not a
-    # diff has none
+    # what a hunk's header does not count is no change, as git apply reads it: a line past the
+    # count, a format-patch mail's "-- " signature and the next mail's message and "---" separator;
+    # text that is not a diff has none, and a count of 5000 digits makes no hunk (nor a crash)
     miscounted = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a\n+b\n+c\n"
-    assert changed_lines(miscounted) == ["-a", "+b", "+c"]
+    assert changed_lines(miscounted) == ["-a", "+b"]
+    mail = (
+        "From 1 Mon\nSubject: [PATCH 1/2] fix\n\n- drop the cache\n---\n m.py | 2 +-\n\n"
+        "diff --git a/m.py b/m.py\n--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-a\n+b\n-- \n2.39.5\n\n"
+    )
+    assert changed_lines(mail + mail.replace("1/2", "2/2")) == ["-a", "+b", "-a", "+b"]
     assert changed_lines("notes:\n- one\n- two\n") == []
+    huge = "--- a/m.py\n+++ b/m.py\n@@ -1," + "9" * 5000 + " +1 @@\n-a\n+b\n"
+    assert changed_lines(huge) == []
 
 
 def test_identical_patches_are_compared_once() -> None:

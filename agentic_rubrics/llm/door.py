@@ -281,7 +281,10 @@ class LLM:
             messages = clean_value(messages)
         # the server is part of the key (without credentials: a new password asks the same server)
         server = split_credentials(self.config.api_base)[0] if self.config.api_base else None
-        key = ResponseCache.key(self.config.model, messages, merged, repeat, server)
+        try:
+            key = ResponseCache.key(self.config.model, messages, merged, repeat, server)
+        except (TypeError, ValueError, RecursionError) as exc:  # bytes, objects: not a request body
+            raise CallFailed("bad_request", f"the request is not JSON: {exc}") from exc
         if (cached := self._cached(key, phase, task)) is not None:
             return cached
         completion = await self._call(self._kwargs(messages, merged), phase, task)

@@ -103,7 +103,10 @@ def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child pro
             try:
                 rid, kwargs = json.loads(message)  # the pool's own JSON
             except (ValueError, RecursionError) as exc:  # nested deeper than this decoder goes
-                rid = int(message[1 : message.index(b",")])
+                try:
+                    rid = int(message[1 : message.index(b",")])
+                except ValueError:
+                    continue  # not the pool's framing: nobody waits for an answer to it
                 with send_lock:
                     conn.send((rid, False, ("bad_request", f"unreadable request: {exc}", None)))
                 continue
@@ -257,11 +260,16 @@ class WorkerPool:
         if sent == len(frame):
             return
         self._queued[index] += 1
-        done = loop.run_in_executor(self._senders[index], self._socks[index].sendall, frame[sent:])
-        # counted down when the thread is done, not when this call is: a call abandoned at its
-        # deadline leaves the thread writing, and nothing may be written beside it meanwhile
-        done.add_done_callback(lambda _: self._unqueue(index))
-        await done
+        job = self._senders[index].submit(self._socks[index].sendall, frame[sent:])
+        # counted down when the thread is done, not when this call is, and never cancelled: a call
+        # abandoned meanwhile (its deadline, a caller's cancel) leaves the rest of a frame whose head
+        # is out to be written whole, and nothing may be written beside it until then
+        job.add_done_callback(lambda _: self._unqueue_soon(loop, index))
+        await asyncio.shield(asyncio.wrap_future(job, loop=loop))
+
+    def _unqueue_soon(self, loop: asyncio.AbstractEventLoop, index: int) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nothing writes any more
+            loop.call_soon_threadsafe(self._unqueue, index)
 
     def _unqueue(self, index: int) -> None:
         self._queued[index] -= 1
@@ -289,6 +297,9 @@ class WorkerPool:
             await asyncio.to_thread(proc.join, 5)
             if proc.is_alive():
                 proc.kill()
+                await asyncio.to_thread(proc.join, 5)
+            with contextlib.suppress(ValueError):  # still running after a kill: left to the OS
+                proc.close()  # its pipes now, not at the next garbage collection
         for conn, sock in zip(self._conns, self._socks, strict=True):
             conn.close()
             sock.close()
@@ -313,6 +324,7 @@ def _settle(future: asyncio.Future[Any], result: Any) -> None:
         return
     if isinstance(result, BaseException):
         future.set_exception(result)
+        future.exception()  # a call that stopped waiting meanwhile has already failed on its own
     else:
         future.set_result(result)
 

@@ -6,7 +6,8 @@ both. A resample is kept here as how many times it holds each task, and a statis
 tasks becomes a weighted one: a mean is ``counts @ values / counts @ defined``; ROC-AUC and average
 precision are computed from how many times a resample holds a positive and a negative at each distinct
 score (ROC-AUC from the negatives below each positive, ties half; average precision at the thresholds
-that hold a positive), in time and memory linear in the pairs per block of resamples. Integer and
+that hold a positive), in time linear in the pairs and memory bounded by blocks of resamples; the
+counts themselves are kept as 16-bit integers (2 bytes per task and resample). Integer and
 half-integer sums are exact in float64, so ROC-AUC values equal the pure-Python ones; means and average
 precision differ only by the order of floating-point operations (a few 1e-15 at most). Resamples where
 the statistic is
@@ -45,18 +46,25 @@ Method = Literal["auto", "units", "scores"]
 
 
 def resample_counts(n: int, n_resamples: int, seed: int) -> Any:
-    """``counts[r, i]``: how many times resample ``r`` holds unit ``i`` (the draws of ``bootstrap_ci``)."""
+    """``counts[r, i]``: how many times resample ``r`` holds unit ``i`` (the draws of ``bootstrap_ci``),
+    as 16-bit integers where they fit (2 bytes per resample and unit: 60 MB for 30,000 tasks at 1000
+    resamples); the statistics read them in blocks of resamples, as floats."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    # one call per resample: a single call for all would consume the generator's stream differently
-    idx = (
-        np.stack([rng.integers(0, n, size=n) for _ in range(n_resamples)]) if n_resamples else None
-    )
-    if idx is None:
-        return np.zeros((0, n))
-    flat = (idx + n * np.arange(n_resamples)[:, None]).ravel()
-    return np.bincount(flat, minlength=n_resamples * n).reshape(n_resamples, n).astype(float)
+    counts = np.zeros((n_resamples, n), dtype=np.uint16 if n < 2**16 else np.uint32)
+    for r in range(n_resamples):
+        # one call per resample, in order: a single call for all would consume the stream otherwise
+        counts[r] = np.bincount(rng.integers(0, n, size=n), minlength=n)
+    return counts
+
+
+def _blocks(counts: Any, width: int) -> Any:
+    """``(start, block)`` over the resamples, each block as floats of at most about :data:`_CHUNK`
+    values (``width``: the values per resample a block's computation holds)."""
+    step = max(1, _CHUNK // max(1, width))
+    for begin in range(0, counts.shape[0], step):
+        yield begin, counts[begin : begin + step].astype(float)
 
 
 def _interval(values: Any, level: float) -> Interval:
@@ -77,7 +85,10 @@ def mean_interval(counts: Any, values: Sequence[float | None], level: float = 0.
         return None
     defined = np.array([v is not None for v in values], dtype=float)
     x = np.array([0.0 if v is None else float(v) for v in values])
-    sums, kept = counts @ x, counts @ defined
+    sums, kept = np.empty(counts.shape[0]), np.empty(counts.shape[0])
+    for begin, block in _blocks(counts, counts.shape[1]):
+        sums[begin : begin + len(block)] = block @ x
+        kept[begin : begin + len(block)] = block @ defined
     ok = kept > 0
     if not ok.any():
         return None
@@ -114,6 +125,7 @@ def auc_interval(
     if method == "auto":
         method = _cheaper(scores, negatives, kind)
     if method == "units":
+        counts = counts.astype(float)  # at most _MAX_UNITS units: 16 MB at 1000 resamples
         positives = [np.sort(a) for a in scores]
         negatives = [np.sort(a) for a in negatives]
         if kind == "roc_auc":
@@ -130,6 +142,8 @@ _LINEAR_COST = 150
 by-unit computation's products run about that much faster per operation)."""
 _MAX_UNIT_MATRIX = 4_000_000
 """Largest units x units (or units x thresholds) matrix the by-unit computation builds (32 MB)."""
+_MAX_UNITS = 2_000
+"""Most units the by-unit computation takes (it holds every resample's counts as floats at once)."""
 
 
 def _cheaper(positives: list[Any], negatives: list[Any], kind: AucKind) -> Method:
@@ -142,7 +156,8 @@ def _cheaper(positives: list[Any], negatives: list[Any], kind: AucKind) -> Metho
     else:
         by_unit = units * (np.unique(np.concatenate(positives)).size if pairs else 0)
     by_score = _LINEAR_COST * 2 * pairs  # pairs plus distinct scores, at most as many
-    return "units" if by_unit <= min(by_score, _MAX_UNIT_MATRIX) else "scores"
+    small = units <= _MAX_UNITS and by_unit <= _MAX_UNIT_MATRIX
+    return "units" if small and by_unit <= by_score else "scores"
 
 
 def _by_score(counts: Any, positives: list[Any], negatives: list[Any], kind: AucKind) -> Any:
@@ -155,10 +170,11 @@ def _by_score(counts: Any, positives: list[Any], negatives: list[Any], kind: Auc
     negative = _ValueBins(owners[1], np.searchsorted(distinct, neg_scores), distinct.size)
     statistic = _roc if kind == "roc_auc" else _average_precision
     values = np.empty(counts.shape[0])
-    block = max(1, _CHUNK // max(1, pos_scores.size + neg_scores.size, distinct.size))
-    for begin in range(0, counts.shape[0], block):
-        chunk = counts[begin : begin + block]
-        values[begin : begin + block] = statistic(positive.weights(chunk), negative.weights(chunk))
+    width = max(pos_scores.size + neg_scores.size, distinct.size)
+    for begin, block in _blocks(counts, width):
+        values[begin : begin + len(block)] = statistic(
+            positive.weights(block), negative.weights(block)
+        )
     return values
 
 

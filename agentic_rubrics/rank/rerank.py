@@ -87,52 +87,42 @@ def random_ranking(candidate_ids: list[str]) -> Ranking:
     return dict.fromkeys(candidate_ids, 0.0)
 
 
-_HUNK = re.compile(r"@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_HUNK = re.compile(r"@@ -\d{1,10}(?:,(\d{1,10}))? \+\d{1,10}(?:,(\d{1,10}))? @@")
+"""A hunk header; counts of more than ten digits are no hunk (git calls such a patch corrupt)."""
 
 
 def changed_lines(patch: str) -> list[str]:
-    """The ``+``/``-`` lines of a diff's hunks (CRLF read as LF), without its ``---``/``+++`` file
-    headers.
+    """The ``+``/``-`` lines of a diff's hunks (CRLF read as LF), as many as each ``@@`` header
+    counts, the way ``git apply`` reads them.
 
-    A hunk holds as many old and new lines as its ``@@`` header says, so a removed line whose text
-    starts with ``--`` (a SQL comment, a YAML separator) or an added one starting with ``++`` is a
-    change, not a header. Outside a hunk a ``---`` line followed by a ``+++`` line is a file header;
-    any other ``+``/``-`` line after a hunk (one whose header counts too few lines) still counts. Text
-    with no hunk at all (not a diff) has no changed lines.
+    So a removed line whose text starts with ``--`` (a SQL comment, a YAML separator) or an added one
+    starting with ``++`` is a change, and nothing outside a hunk is: not the ``---``/``+++`` file
+    headers, not the ``-- `` signature or the commit message of a ``git format-patch`` mail, not a
+    line past what a hunk's header counts. Text with no hunk (not a diff) has no changed lines.
     """
-    lines = patch.replace("\r\n", "\n").split("\n")
     out: list[str] = []
     old = new = 0  # lines of the current hunk still to come
-    hunks = False
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
+    for line in patch.replace("\r\n", "\n").split("\n"):
         if old > 0 or new > 0:
             tag = line[:1]
-            if tag == "-":
+            if tag == "-" and old > 0:
                 out.append(line)
                 old -= 1
                 continue
-            if tag == "+":
+            if tag == "+" and new > 0:
                 out.append(line)
                 new -= 1
                 continue
-            if tag in (" ", ""):  # context (some tools strip a blank context line's space)
+            if tag in (" ", "") and old > 0 and new > 0:  # context (a blank one may lose its space)
                 old, new = old - 1, new - 1
                 continue
             if tag == "\\":  # "\ No newline at end of file"
                 continue
-            old = new = 0  # not a hunk line: the hunk is over
+            old = new = 0  # not a line this hunk holds: it is over
         hunk = _HUNK.match(line)
         if hunk is not None:
-            hunks = True
             old = 1 if hunk.group(1) is None else int(hunk.group(1))
             new = 1 if hunk.group(2) is None else int(hunk.group(2))
-        elif line.startswith("---") and i < len(lines) and lines[i].startswith("+++"):
-            i += 1  # the file header pair
-        elif hunks and line[:1] in ("+", "-"):
-            out.append(line)
     return out
 
 
