@@ -43,7 +43,9 @@ tests in (``shutil.ignore_patterns(*IGNORED_NAMES)``), so the two always mean th
 
 def ignored(rel: Path) -> bool:
     """Whether a path inside a task's tree is one of :data:`IGNORED_NAMES` or lies below one."""
-    return any(fnmatch.fnmatchcase(part, pattern) for part in rel.parts for pattern in IGNORED_NAMES)
+    return any(
+        fnmatch.fnmatchcase(part, pattern) for part in rel.parts for pattern in IGNORED_NAMES
+    )
 
 
 def tree_hash(root: Path) -> str:
