@@ -24,8 +24,9 @@ from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.datasets.repos_store import remove_tree
-from agentic_rubrics.sandbox.bwrap import bwrap_problem
 from agentic_rubrics.testing import Reply, register_script, scripted_calls
+
+from .test_sandbox_bwrap import require_bwrap
 
 ROOT = Path(__file__).resolve().parents[1]
 REPOS = Path(os.environ.get("AGENTIC_RUBRICS_REPOS_DATA") or ROOT.parent / "shared/data/repos")
@@ -157,10 +158,7 @@ def agent_script(body: dict[str, Any], n: int) -> Reply:
     return Reply(content=f"THOUGHT: {thought}\n\n```{tool}\n{argument}\n```")
 
 
-@pytest.mark.skipif(
-    bwrap_problem() is not None and not os.environ.get("AGENTIC_RUBRICS_REQUIRE_BWRAP"),
-    reason=f"the agent explores in bubblewrap, which cannot run here: {bwrap_problem()}",
-)
+@require_bwrap  # the agent explores in bubblewrap
 def test_import_then_run_the_agent_with_a_scripted_model(served: tuple[Path, str, Path]) -> None:
     work, template, tasks = served
     model = register_script("local/real-repo-agent", agent_script)
