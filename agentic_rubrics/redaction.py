@@ -10,6 +10,11 @@ values of this process's environment variables of 8 characters or more — excep
 variables that never hold secrets and whose values are ordinary paths or words (``PATH``, ``HOME``,
 ``SHELL`` …: redacting ``/bin/bash`` out of a rubric would damage it for nothing) — and text shaped like
 common API keys.
+
+A given secret shorter than 8 characters (a local server's dummy key: ``EMPTY``, ``none``, ``x``) is
+replaced only where a whole string equals it: searched for inside text, it would rewrite ordinary words
+and rubric checks (``*.py`` for a key ``py``, the keys of a JSON record for ``x``) and change what is
+judged.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ KEY_PATTERNS = re.compile(
 """Text shaped like an API key of a common provider."""
 
 MIN_SECRET = 8
-"""Environment values shorter than this are not treated as secrets (too many false matches)."""
+"""Environment values shorter than this are not treated as secrets, and given secrets shorter than this
+are replaced only as whole strings (too many false matches)."""
 
 _PUBLIC_ENV = re.compile(
     r"PATH|HOME|PWD|OLDPWD|SHELL|TERM|COLORTERM|TERM_PROGRAM(_VERSION)?|LANG|LANGUAGE|LC_[A-Z]+|USER"
@@ -97,12 +103,16 @@ class Redactor:
             for name, value in env.items()
             if len(value) >= MIN_SECRET and not _PUBLIC_ENV.fullmatch(name)
         }
-        found.update({s: "[redacted]" for s in secrets if s})
+        given = {s for s in secrets if s}
+        found.update({s: "[redacted]" for s in given if len(s) >= MIN_SECRET})
+        self._whole = given - found.keys()
         self._secrets = found
         self._ordered = sorted(found, key=len, reverse=True)  # a value may contain another
 
     def text(self, value: str) -> str:
         """``value`` with every secret replaced by a placeholder."""
+        if value in self._whole:
+            return "[redacted]"
         for secret in self._ordered:
             if secret in value:
                 value = value.replace(secret, self._secrets[secret])

@@ -213,3 +213,28 @@ def test_the_redactor_keeps_ordinary_values() -> None:
         "run /bin/bash with /usr/local/bin:/usr/bin, [redacted:MY_TOKEN], abc, [redacted]"
     )
     assert redact({"a": ["t0ken-value-123", 1, None]}) == {"a": ["[redacted:MY_TOKEN]", 1, None]}
+
+
+def test_a_short_given_key_is_replaced_only_as_a_whole_value() -> None:
+    """A local server's dummy key (``x``, ``py``, ``EMPTY``) must not rewrite words, record keys, checks."""
+    redact = Redactor(["x", "py", "EMPTY", "a-long-provider-key"], environ={})
+    record = {"explorer": "static", "sandbox": "x", "check": {"touches": "*.py"}, "k": "py"}
+    assert redact(record) == {
+        "explorer": "static", "sandbox": "[redacted]", "check": {"touches": "*.py"}, "k": "[redacted]",
+    }  # fmt: skip
+    assert redact.text("EMPTY") == "[redacted]"
+    assert redact.text("not EMPTY, but a-long-provider-key") == "not EMPTY, but [redacted]"
+
+
+def test_a_short_api_key_changes_no_rubric_and_no_score(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(EXAMPLE.task.model_dump(mode="json")) + "\n")
+    config = load_config(None, {"plots": False, "bootstrap_resamples": 10})
+    written = {}
+    for key in (None, "py"):
+        out = tmp_path / f"with-{key}"
+        assert run(tasks, out, config, api_key=key) is not None
+        rubric = next((out / "rubrics").rglob("rubrics.yaml")).read_text()
+        written[key] = (rubric, (out / "scores.jsonl").read_text())
+    assert "[redacted" not in written["py"][0]
+    assert written["py"] == written[None]
