@@ -341,6 +341,35 @@ def test_the_report_seed_is_the_bootstrap_seed(demo_run: Path, tmp_path: Path) -
 
 
 @SHARES_DEMO_RUN
+def test_a_negative_seed_is_refused_with_its_source(
+    demo_run: Path, tasks_file: Path, tmp_path: Path
+) -> None:
+    """A seed below 0 (the bootstrap's generator takes none) is refused before any work, naming where
+    it came from: the command line, the configuration, or an older folder's config.json."""
+    import shutil
+
+    runner = CliRunner()
+    folder = tmp_path / "copy"
+    shutil.copytree(demo_run, folder)
+    before = (folder / "report.json").read_bytes()
+    done = runner.invoke(app, ["report", "--out", str(folder), "--seed=-1", "-q"])
+    assert (
+        done.exit_code == 2 and "--seed is -1: expected a whole number of 0 or more" in done.output
+    )
+    recorded = json.loads((folder / "config.json").read_text())
+    recorded["config"]["seed"] = -1
+    (folder / "config.json").write_text(json.dumps(recorded))
+    done = runner.invoke(app, ["report", "--out", str(folder), "-q"])
+    assert done.exit_code == 2 and "config.json's seed is -1" in done.output
+    assert (folder / "report.json").read_bytes() == before  # nothing half-written
+    assert runner.invoke(app, ["report", "--out", str(folder), "--seed=3", "-q"]).exit_code == 0
+    done = runner.invoke(app, ["run", "--tasks", str(tasks_file), "--out", str(tmp_path / "new"),
+                               "--seed", "-1", "-q"])  # fmt: skip
+    assert done.exit_code == 2 and "seed: Input should be greater than or equal to 0" in done.output
+    assert not (tmp_path / "new" / "verdicts.jsonl").exists()
+
+
+@SHARES_DEMO_RUN
 def test_records_hold_no_contents_or_environment(demo_run: Path) -> None:
     secrets = [
         v for k, v in os.environ.items() if len(v) >= 12 and k not in ("PATH", "HOME", "PWD")

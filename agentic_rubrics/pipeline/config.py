@@ -49,7 +49,7 @@ class RunConfig(BaseModel):
     """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
     repos: Annotated[RepoConfig, _CLI_SPEED] = Field(default_factory=RepoConfig)
     """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
-    seed: Annotated[int, _CLI_REPORT] = 0
+    seed: Annotated[int, _CLI_REPORT] = Field(default=0, ge=0)
     """Seed of the tie-break, of the item shuffles between repeats, and of the bootstrap."""
     max_k: Annotated[int, REPORT] = Field(default=16, ge=1)
     """Largest K reported for Best@K."""

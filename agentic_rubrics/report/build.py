@@ -170,12 +170,16 @@ def build_report_and_results(
     cfg = recorded["config"]
     policy = DecisionPolicy.model_validate(cfg["policy"])
     given_now = selectors is not None
+    given_seed = seed
     selectors = list(selectors or cfg["selectors"])
     try:
         check_names(selectors)
     except ValueError as exc:
         raise DataError(str(exc)) from exc
     seed = cfg["seed"] if seed is None else seed
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        source = "config.json's seed" if given_seed is None else "--seed"
+        raise DataError(f"{source} is {seed!r}: expected a whole number of 0 or more")
     labels = labels if labels is not None else default_labels(folder)
     resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]
     results = load_results(folder, policy=policy, selectors=selectors, seed=seed, labels=labels)
