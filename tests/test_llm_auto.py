@@ -228,6 +228,42 @@ def test_dead_and_stuck_workers_take_no_calls_and_auto_comes_back_here() -> None
     assert stall < 1.0  # the event loop went on while the write to the stopped worker waited
 
 
+@pytest.mark.slow
+def test_a_fixed_pool_whose_workers_all_died_calls_here(caplog: pytest.LogCaptureFixture) -> None:
+    """``processes=N`` with every worker dead: the calls are answered in this process, with one
+    warning (they failed as provider errors before, each at once, and the run blamed the server)."""
+    import time
+
+    async def go(url: str) -> tuple[list[str], list[int]]:
+        config = LLMConfig(model="openai/fixed-under-test", api_base=url, processes=1, timeout=10)
+        llm = LLM(config)
+        answers: list[str] = []
+        in_worker: list[int] = []
+        try:
+            for n in range(4):
+                if n == 2:  # the only worker dies
+                    llm._pool._procs[0].kill()
+                    deadline = time.monotonic() + 30
+                    while llm._pool.running and time.monotonic() < deadline:
+                        await asyncio.sleep(0.01)
+                ask = [{"role": "user", "content": f"q{n:03d}"}]
+                answers.append((await llm.complete(ask)).content or "")
+                in_worker.append(llm._pool.answered)
+        finally:
+            await llm.aclose()
+        return answers, in_worker
+
+    def echo(body: dict[str, Any], n: int) -> Reply:
+        return Reply(content="echo:" + body["messages"][-1]["content"])
+
+    with caplog.at_level("WARNING"), LoopbackServer(echo) as srv:
+        answers, in_worker = asyncio.run(go(srv.url))
+    assert answers == [f"echo:q{n:03d}" for n in range(4)]
+    assert in_worker == [1, 2, 2, 2]  # the last two answered here
+    gone = [r for r in caplog.records if "no model worker process runs" in r.getMessage()]
+    assert len(gone) == 1
+
+
 def test_a_request_json_cannot_carry_is_made_here() -> None:
     """Workers change speed, never an answer: parameters that cannot travel as JSON are refused by
     the configuration (naming the field), and a request the pool cannot send is made in this

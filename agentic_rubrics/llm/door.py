@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import os
 import time
 from pathlib import Path
@@ -36,6 +37,8 @@ from agentic_rubrics.llm.spend import SpendLog, recorded
 from agentic_rubrics.payloads import Completion
 from agentic_rubrics.redaction import Redactor, split_credentials, url_secrets
 from agentic_rubrics.text import clean_value, has_lone_surrogates
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from agentic_rubrics.llm.params import ModelTraits
@@ -96,6 +99,7 @@ class LLM:
         self.ledger = ledger or Ledger()
         self.limiter: Limiter = limiter or LocalLimiter({self.slot_key: config.concurrency})
         self._pool: Any = None
+        self._pool_gone = False  # a fixed pool none of whose workers runs: warned once
         self._auto: Any = None  # processes="auto": its AutoPool, or False where workers cannot run
         self._priced = False
         self.requests_sent = 0
@@ -205,7 +209,14 @@ class LLM:
 
                 self._pool = WorkerPool(processes)
             await self._pool.ready()
-            return self._pool
+            if self._pool.is_serving():
+                return self._pool
+            if not self._pool_gone:  # every worker died or never started: the calls go on here
+                self._pool_gone = True
+                log.warning(
+                    "no model worker process runs (%d were started): calls are made in this process",
+                    processes,
+                )
         return None
 
     @property

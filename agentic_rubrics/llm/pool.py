@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 _READY = -1
 """The request number a worker sends once it has started."""
 START_TIMEOUT = 300.0
-"""Seconds to wait for a worker process to start before calls go to it regardless."""
+"""Seconds to wait for a worker process to start; one that has not started by then takes no calls."""
 ANSWER_GRACE = 5.0
 """Seconds past a call's own timeout after which a worker that has not answered is stopped."""
 _STOP = b""
