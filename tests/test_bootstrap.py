@@ -190,6 +190,9 @@ def test_an_unreadable_or_tampered_cache_is_recomputed(tmp_path: Path, content: 
             [10**400, 1.0],  # a float() overflow
             [-5.0, 42.0],  # well formed, but no mean of these values lies there
             [0.5, 1.5],
+            None,  # blank, where the mean is defined
+            [1.0, 1.0],  # a range the mean can take, without the mean of these values (0.5)
+            [0.0, 0.25],
         ):
             doc["intervals"][key] = bad
             cache.write_text(json.dumps(doc))
@@ -199,6 +202,28 @@ def test_an_unreadable_or_tampered_cache_is_recomputed(tmp_path: Path, content: 
     cache.write_text(content)
     reread = Intervals(100, cache_path=cache)
     assert reread.mean(values) == expected and reread.computed == 1
+
+
+def test_a_remembered_auc_interval_must_fit_the_data(tmp_path: Path) -> None:
+    """A blank or an interval without the statistic's own value is computed again; a blank where the
+    statistic is undefined (one class only) is kept."""
+    cache = tmp_path / "intervals.json"
+    groups = random_groups(random.Random(7), 12, 4)
+    one_class = [[(s, 0) for s, _ in g] for g in groups]
+    honest = Intervals(100, cache_path=cache)
+    expected = {kind: honest.auc(groups, kind) for kind in ("roc_auc", "pr_auc")}
+    assert honest.auc(one_class, "roc_auc") is None
+    honest.save()
+    kept = Intervals(100, cache_path=cache)
+    assert kept.auc(one_class, "roc_auc") is None and kept.computed == 0
+    doc = json.loads(cache.read_text())
+    for bad in (None, [1.0, 1.0], [0.0, 0.0]):
+        doc["intervals"] = {k: (v if v is None else bad) for k, v in doc["intervals"].items()}
+        cache.write_text(json.dumps(doc))
+        reread = Intervals(100, cache_path=cache)
+        assert {kind: reread.auc(groups, kind) for kind in expected} == expected
+        assert reread.computed == 2, bad
+        assert reread.auc(one_class, "roc_auc") is None and reread.computed == 2
 
 
 def test_no_resamples_means_no_interval(tmp_path: Path) -> None:

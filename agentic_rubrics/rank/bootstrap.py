@@ -17,7 +17,9 @@ undefined (no defined value; no positive or no negative) are dropped, as there. 
 :class:`Intervals` computes each interval once and keeps it in a small JSON file of the run folder,
 keyed by a hash of everything it depends on (the statistic, the values, resamples, level, seed and the
 version of this algorithm): a ``report`` rerun on an unchanged folder reads it back, and any change of
-the inputs misses the cache and computes afresh.
+the inputs misses the cache and computes afresh. A remembered entry is used only where it fits the
+data: within the range the statistic can take, blank only where the statistic is undefined, and
+holding the statistic's own value; any other is computed again.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
+
+from agentic_rubrics.rank import metrics
 
 log = logging.getLogger(__name__)
 
@@ -320,10 +324,11 @@ class Intervals:
             self._counts[n] = resample_counts(n, self.n_resamples, self.seed)
         return self._counts[n]
 
-    def _remembered(self, key: str, compute: Any, bounds: tuple[float, float]) -> Interval:
+    def _remembered(
+        self, key: str, compute: Any, bounds: tuple[float, float], point: Any
+    ) -> Interval:
         found = self._stored.get(key)
-        plausible = found is None or bounds[0] <= found[0] <= found[1] <= bounds[1]
-        if key not in self._stored or not plausible:  # a range the statistic cannot take: forged
+        if key not in self._stored or not _consistent(found, bounds, point):
             interval = compute()
             self.computed += 1
             found = None if interval is None else [interval[0], interval[1]]
@@ -339,7 +344,10 @@ class Intervals:
         defined = [v for v in floats if v is not None]
         bounds = (min(defined), max(defined)) if defined else (math.inf, -math.inf)
         return self._remembered(
-            key, lambda: mean_interval(self._counts_for(len(values)), values, self.level), bounds
+            key,
+            lambda: mean_interval(self._counts_for(len(values)), values, self.level),
+            bounds,
+            lambda: metrics.mean(floats),
         )
 
     def auc(self, groups: Sequence[Sequence[tuple[float, int]]], kind: AucKind) -> Interval:
@@ -348,10 +356,14 @@ class Intervals:
             return None
         payload = [[[float(s), int(y)] for s, y in g] for g in groups]
         key = self._key(kind, payload)
+        statistic = metrics.roc_auc if kind == "roc_auc" else metrics.pr_auc
         return self._remembered(
             key,
             lambda: auc_interval(self._counts_for(len(groups)), groups, kind, self.level),
             (0.0, 1.0),
+            lambda: statistic(
+                [float(s) for g in groups for s, _ in g], [int(y) for g in groups for _, y in g]
+            ),
         )
 
     def save(self) -> None:
@@ -373,6 +385,18 @@ class Intervals:
             OSError
         ) as exc:  # a read-only folder: the report is still right, only slower next time
             log.info("%s: intervals not remembered: %s", self.cache_path, exc)
+
+
+def _consistent(found: list[float] | None, bounds: tuple[float, float], point: Any) -> bool:
+    """Whether a remembered interval can be this statistic's: blank only where the statistic is
+    undefined on the data itself, else within the range it can take and holding its value on the data
+    (a percentile interval that does not is computed again at every report: slower, never wrong)."""
+    value: float | None = point()
+    if found is None or value is None:
+        return found is None and value is None
+    slack = 1e-9 * max(1.0, abs(value))  # the point and the interval are rounded differently
+    low, high = found
+    return bounds[0] <= low <= high <= bounds[1] and low - slack <= value <= high + slack
 
 
 def _read_cache(path: Path) -> dict[str, list[float] | None]:
