@@ -264,6 +264,44 @@ def test_a_fixed_pool_whose_workers_all_died_calls_here(caplog: pytest.LogCaptur
     assert len(gone) == 1
 
 
+@pytest.mark.slow
+def test_a_write_cut_by_the_workers_kill_is_not_reported_as_never_retrieved(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A call whose large request is still being written to a stopped worker fails at its deadline;
+    the worker is killed, and the unfinished write's error is taken (asyncio printed "Future exception
+    was never retrieved" with a ConnectionResetError)."""
+    import gc
+    import os
+    import signal
+
+    from agentic_rubrics.exceptions import CallFailed
+    from agentic_rubrics.llm.pool import WorkerPool
+
+    async def go() -> None:
+        pool = WorkerPool(1, answer_grace=0.5)
+        try:
+            await pool.ready()
+            os.kill(pool._procs[0].pid, signal.SIGSTOP)
+            request = {"model": "openai/x", "api_base": "http://127.0.0.1:9", "timeout": 1,
+                       "messages": [{"role": "user", "content": "x" * 2_000_000}]}  # fmt: skip
+            with pytest.raises(CallFailed, match="no answer within"):
+                await pool.complete(request)
+            for _ in range(100):  # the write's thread sees the pipe closed
+                if not pool._queued[0]:
+                    break
+                await asyncio.sleep(0.05)
+            assert not pool._queued[0]
+            gc.collect()
+        finally:
+            await pool.close()
+
+    with caplog.at_level("ERROR", logger="asyncio"):
+        asyncio.run(go())
+        gc.collect()
+    assert not [r for r in caplog.records if "never retrieved" in r.getMessage()]
+
+
 def test_a_request_json_cannot_carry_is_made_here() -> None:
     """Workers change speed, never an answer: parameters that cannot travel as JSON are refused by
     the configuration (naming the field), and a request the pool cannot send is made in this

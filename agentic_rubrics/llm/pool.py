@@ -265,7 +265,11 @@ class WorkerPool:
         # abandoned meanwhile (its deadline, a caller's cancel) leaves the rest of a frame whose head
         # is out to be written whole, and nothing may be written beside it until then
         job.add_done_callback(lambda _: self._unqueue_soon(loop, index))
-        await asyncio.shield(asyncio.wrap_future(job, loop=loop))
+        written = asyncio.wrap_future(job, loop=loop)
+        # a call that stopped waiting has failed on its own: the write's own failure (the worker
+        # killed meanwhile) is taken here, not left for asyncio to print as never retrieved
+        written.add_done_callback(lambda f: f.cancelled() or f.exception())
+        await asyncio.shield(written)
 
     def _unqueue_soon(self, loop: asyncio.AbstractEventLoop, index: int) -> None:
         with contextlib.suppress(RuntimeError):  # the loop is closed: nothing writes any more
