@@ -37,5 +37,9 @@ CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
     "analysis_incomplete": "a repository-aware check: a file or the usage scan could not be analysed",
     "analysis_timeout": "a repository-aware check: the patch's analysis ran past its time limit",
     "analysis_crashed": "a repository-aware check: the process analysing the patch died",
+    "too_large": "a repository-aware check: the patch or a file it touches or writes is over a size"
+    " bound, so it was not analysed",
+    "not_confined": "a repository-aware check: the patch was not applied because bubblewrap cannot"
+    " run here and isolation was required",
 }
 """Why a check could not decide: the ``detail`` of a ``missing: check_error`` verdict."""

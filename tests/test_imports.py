@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "limits",
             "retry",
             "children",
+            "confine",
         ],
     ),
     ("datasets", ["datasets", "datasets.*"]),

@@ -104,6 +104,7 @@ REPO_CHECKS: dict[str, RepoCheckSpec] = {
 UNDEFINED_KINDS = frozenset({"UndefinedName", "UndefinedLocal", "UndefinedExport"})
 """The pyflakes messages ``no_new_undefined_names`` counts."""
 
+_TOO_LARGE = frozenset({"patch_too_large", "copy_too_large", "apply_output_too_large"})
 _INCOMPLETE = frozenset({"not_decodable", "file_too_large", "pyflakes_error", "pre_syntax_error"})
 
 
@@ -182,8 +183,12 @@ def decide(check: Check, result: PostimageResult) -> RepoOutcome:
     for stopped in ("analysis_timeout", "analysis_crashed"):
         if stopped in result.reasons:
             return _undecided(stopped)
-    if "internal_error" in result.reasons:
+    if "internal_error" in result.reasons or "memory_limit" in result.reasons:
         return _undecided("analysis_incomplete")
+    if _TOO_LARGE.intersection(result.reasons):
+        return _undecided("too_large")
+    if "not_confined" in result.reasons:
+        return _undecided("not_confined")
     method = result.apply.method
     if name == "applies":
         if method in ("git_apply", "patch_fuzz"):

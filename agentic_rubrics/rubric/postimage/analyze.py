@@ -51,6 +51,10 @@ class _Change:
     status: Status
     pre: bytes | None
     post: bytes | None
+    link: bool = False
+    """A symbolic link (``pre``/``post`` are its targets): never parsed as Python."""
+    too_large: bool = False
+    """A side is over ``max_file_bytes``: its bytes were not read."""
 
 
 @dataclass
@@ -88,8 +92,34 @@ def _walk(root: Path) -> set[str]:
     return out
 
 
-def _changes(repo: Path, a: Applied, patch_text: str) -> list[_Change]:
-    """What applying did, read back from the copy: modified, added, deleted and renamed files."""
+def _read(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or ``None`` when it is larger than ``limit`` (never read whole then)."""
+    if path.lstat().st_size > limit:
+        return None
+    return path.read_bytes()
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Whether two regular files hold the same bytes, read in blocks (memory bounded)."""
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    with a.open("rb") as fa, b.open("rb") as fb:
+        while True:
+            x, y = fa.read(1 << 20), fb.read(1 << 20)
+            if x != y:
+                return False
+            if not x:
+                return True
+
+
+def _link(path: Path) -> bytes:
+    """A symbolic link's content as git stores it: its target, never what it points at."""
+    return os.fsencode(path.readlink())
+
+
+def _changes(repo: Path, a: Applied, patch_text: str, limit: int) -> list[_Change]:
+    """What applying did, read back from the copy: modified, added, deleted and renamed files.
+    A file over ``limit`` is compared in blocks and kept without its bytes (``too_large``)."""
     after = _walk(a.root)
     named = header_paths(patch_text)
     # GNU patch leaves FILE.orig (a fuzzed or offset hunk) and FILE.rej beside what it patched
@@ -100,19 +130,31 @@ def _changes(repo: Path, a: Applied, patch_text: str) -> list[_Change]:
         or not any(p.endswith(s) and p.removesuffix(s) in a.copied for s in (".orig", ".rej"))
     }
     changes: dict[str, _Change] = {}
-    for p in sorted(a.copied):
-        pre = (repo / p).read_bytes()
+    for p in sorted(a.copied | a.links):
+        link = p in a.links
+        source = repo / p
         if p not in after:
-            changes[p] = _Change(p, None, "deleted", pre, None)
+            pre = _link(source) if link else _read(source, limit)
+            changes[p] = _Change(p, None, "deleted", pre, None, link, pre is None)
             continue
         target = a.root / p
-        post = None if target.is_symlink() else target.read_bytes()
-        if post != pre:
-            changes[p] = _Change(p, None, "modified", pre, post)
-    for p in sorted(after - a.copied):
+        if link or target.is_symlink():
+            pre_l = _link(source) if link else None
+            post_l = _link(target) if target.is_symlink() else None
+            if pre_l != post_l or link != target.is_symlink():
+                changes[p] = _Change(p, None, "modified", pre_l, post_l, True)
+            continue
+        if _same(source, target):
+            continue
+        pre, post = _read(source, limit), _read(target, limit)
+        changes[p] = _Change(p, None, "modified", pre, post, False, pre is None or post is None)
+    for p in sorted(after - a.copied - a.links):
         target = a.root / p
-        post = None if target.is_symlink() or target.is_dir() else target.read_bytes()
-        changes[p] = _Change(p, None, "added", None, post)
+        if target.is_symlink():
+            changes[p] = _Change(p, None, "added", None, _link(target), True)
+        elif not target.is_dir():
+            post = _read(target, limit)
+            changes[p] = _Change(p, None, "added", None, post, False, post is None)
     try:
         renames = [(f.old_path, f.new_path) for f in parse_patch(patch_text).files if f.is_rename]
     except PatchParseError:
@@ -121,8 +163,16 @@ def _changes(repo: Path, a: Applied, patch_text: str) -> list[_Change]:
         if old is None or new is None or old not in changes or new not in changes:
             continue
         if changes[old].status == "deleted" and changes[new].status == "added":
-            gone = changes.pop(old)
-            changes[new] = _Change(new, old, "renamed", gone.pre, changes[new].post)
+            gone, come = changes.pop(old), changes[new]
+            changes[new] = _Change(
+                new,
+                old,
+                "renamed",
+                gone.pre,
+                come.post,
+                come.link,
+                gone.too_large or come.too_large,
+            )
     return [changes[p] for p in sorted(changes)]
 
 
@@ -139,7 +189,7 @@ def _parse(data: bytes | None, reasons: list[str]) -> tuple[Parsed | None, str |
 def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFinding:
     reasons: list[str] = []
     finding = FileFinding(path=c.path, old_path=c.old_path, status=c.status, python=True)
-    if max(len(c.pre or b""), len(c.post or b"")) > config.max_file_bytes:
+    if c.too_large or max(len(c.pre or b""), len(c.post or b"")) > config.max_file_bytes:
         return finding.model_copy(update={"reasons": ("file_too_large",)})
     t0 = time.perf_counter()
     try:
@@ -213,16 +263,16 @@ def _run(repo: Path, patch: str | bytes, config: PostimageConfig, state: _State)
     text = data.decode("utf-8", "replace")
     with tempfile.TemporaryDirectory(prefix="agentic-rubrics-postimage-") as tmp:
         t0 = time.perf_counter()
-        applied = apply_like_harness(repo, data, Path(tmp), config.apply_timeout_s)
+        applied = apply_like_harness(repo, data, Path(tmp), config)
         state.apply = _apply_info(applied)
         state.reasons += applied.reasons
         if applied.method not in ("git_apply", "patch_fuzz"):
             state.timings["apply_ms"] = _ms(t0)
             return
-        changes = _changes(repo, applied, text)
+        changes = _changes(repo, applied, text, config.max_file_bytes)
         state.timings["apply_ms"] = _ms(t0)
     for c in changes:
-        if c.path.endswith(".py") or (c.old_path or "").endswith(".py"):
+        if not c.link and (c.path.endswith(".py") or (c.old_path or "").endswith(".py")):
             state.files.append(_python_file(c, config, state))
         else:
             state.files.append(
@@ -255,6 +305,8 @@ def analyze_patch(
     t0 = time.perf_counter()
     try:
         _run(Path(repo_dir), patch, config, state)
+    except MemoryError:  # the worker's address-space bound (max_memory_bytes)
+        state.reasons.append("memory_limit")
     except (
         Exception
     ):  # a bug must not stop a 500-task run: it is recorded, and the result is partial

@@ -26,8 +26,13 @@ REASONS: Final[dict[str, str]] = {
     "patch_not_utf8": "the patch text cannot be written as UTF-8 (lone surrogates): the harness fails too",
     "apply_timeout": "git apply or patch did not finish in time",
     "apply_tool_missing": "git or patch is not installed",
-    "unsafe_path": "the patch names a path outside the repository; it was not copied",
-    "symlink_skipped": "a touched path is a symbolic link (or under one) in the repository; not copied",
+    "unsafe_path": "a header names a path outside the repository (absolute or with ..): not applied",
+    "patch_too_large": "the patch, or a binary hunk's declared size, is over its bound: not analysed",
+    "copy_too_large": "a touched repository file, or all of them, is over the copy bound: not analysed",
+    "apply_output_too_large": "git apply or patch wrote a file over its bound: not analysed",
+    "not_confined": "isolation: bubblewrap was asked for and bubblewrap cannot run here: not applied",
+    "apply_unconfined": "bubblewrap cannot run here: the patch was applied without isolation",
+    "memory_limit": "the analysis ran out of its memory bound; the result is incomplete",
     "patch_assumed_reversed": "patch --batch found a hunk that looked reversed and reverted it",
     "not_decodable": "the file is not valid text in its declared encoding (UTF-8 by default)",
     "file_too_large": "the file is larger than the configured limit; not analysed",
@@ -58,6 +63,23 @@ class PostimageConfig(BaseModel):
     """At most this many removed names are searched for in the repository."""
     max_confirm_files: int = 25
     """Per removed name, at most this many matching files are tokenised to confirm a real use."""
+    max_patch_bytes: int = 5_000_000
+    """A larger candidate is not analysed (``patch_too_large``); SWE-bench's largest are under 1 MB."""
+    max_copy_bytes: int = 64 << 20
+    """A touched repository file larger than this is not copied, and the candidate not analysed
+    (``copy_too_large``)."""
+    max_copy_total_bytes: int = 256 << 20
+    """All touched files together: the same bound on their sum."""
+    max_output_file_bytes: int = 64 << 20
+    """The largest file the apply commands may write (``ulimit -f``), and the largest size a binary
+    hunk may declare (``apply_output_too_large``, ``patch_too_large``)."""
+    max_memory_bytes: int = 2 << 30
+    """Address space of each apply command (``ulimit -v``) and of each analysis worker process
+    (``RLIMIT_AS``; ``memory_limit`` when the analysis exceeds it)."""
+    isolation: Literal["auto", "bubblewrap", "none"] = "auto"
+    """Where the apply commands run: ``bubblewrap`` (confined: nothing outside the copy readable, no
+    network; refused, ``not_confined``, where bubblewrap cannot run), ``auto`` (bubblewrap where it
+    runs, else unconfined with a warning and ``apply_unconfined`` on each result), ``none``."""
 
 
 class _Frozen(BaseModel):

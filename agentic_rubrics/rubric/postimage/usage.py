@@ -168,7 +168,9 @@ def scan(
                     reasons.add("usage_scan_timeout")
                 break
             try:
-                source = decode_source((repo / path).read_bytes())
+                found = repo / path
+                big = found.is_symlink() or found.stat().st_size > config.max_file_bytes
+                source = None if big else decode_source(found.read_bytes())
             except OSError:
                 source = None
             first = (uses(path, source) or {}).get(word)

@@ -48,14 +48,26 @@ _stopped: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 """Pools killed on purpose (a time limit): their other calls are not crashes."""
 
 
-def _get_pool() -> ProcessPoolExecutor:
+def _start_worker(max_memory_bytes: int) -> None:  # pragma: no cover - runs in a worker process
+    """A worker's first steps: end with its parent; cap its address space (``RLIMIT_AS``), so that
+    a hostile file costs a ``MemoryError`` in this worker (``memory_limit``), never the machine."""
+    exit_with_parent()
+    import resource
+
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    cap = max_memory_bytes if hard == resource.RLIM_INFINITY else min(hard, max_memory_bytes)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _get_pool(max_memory_bytes: int) -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
             _pool = ProcessPoolExecutor(
                 max_workers=MAX_WORKERS,
                 mp_context=mp.get_context("spawn"),
-                initializer=exit_with_parent,
+                initializer=_start_worker,
+                initargs=(max_memory_bytes,),
             )
         return _pool
 
@@ -113,7 +125,7 @@ async def analyze_in_worker(
     limit = default_timeout(config) if timeout_s is None else timeout_s
     loop = asyncio.get_running_loop()
     for _ in range(3):
-        pool = _get_pool()
+        pool = _get_pool(config.max_memory_bytes)
         try:
             future = loop.run_in_executor(pool, analyze_patch, Path(repo_dir), patch, config)
             return await asyncio.wait_for(future, timeout=limit)
