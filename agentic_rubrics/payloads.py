@@ -25,6 +25,12 @@ class Usage(_Frozen):
     """Dollar cost, or ``None`` when unknown (never silently 0)."""
     cached: bool = False
     """Served from the response cache (no cost incurred now)."""
+    reported: bool = True
+    """The provider reported usable token counts. ``False``: counts missing, null, negative or absurd
+    (read as 0 or over ``MAX_TOKENS``): ``cost_usd`` is then ``None``, whatever a price would say."""
+    estimated_usd: float | None = None
+    """What the run's budget was charged for a call whose cost is unknown (unpriced model, or counts
+    not reported): an estimate from the request's size, never added to ``cost_usd``."""
 
 
 class Completion(_Frozen):

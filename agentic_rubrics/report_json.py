@@ -209,6 +209,10 @@ class Cost(_Part):
     """The budget."""
     budget_charge_usd: Number
     """What counted against the budget."""
+    estimated_usd: Number = 0
+    """Dollars charged to the budget as estimates for answers of unknown cost (not in ``usd``)."""
+    unreported_usage_calls: Number = 0
+    """Answers whose provider gave no usable token counts (their cost is unknown)."""
 
 
 class Similarity(_Part):

@@ -218,7 +218,10 @@ def test_cost_budget_and_unknown_prices(tmp_path: Path) -> None:
     }
     assert len(budget) == 3 * 3  # three unique patches were left unjudged, three items each
     with LoopbackServer(judge_answer(1)) as srv:
-        unknown = run(tasks, tmp_path / "u", cfg(srv, rubrics))
+        # a name no test prices (litellm's price registry is global to the process)
+        unknown = run(
+            tasks, tmp_path / "u", cfg(srv, rubrics, model={"model": "openai/never-priced"})
+        )
     assert (
         unknown is not None
         and unknown["cost"]["unknown_cost_calls"] == 6

@@ -306,3 +306,74 @@ def test_the_cache_answers_for_its_own_server_only(tmp_path: Path) -> None:
         # the same server with other credentials in its address: the same answers
         with_password = one.url.replace("http://", "http://user:secret@")
         assert ask(with_password) == one_said and len(one.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": None, "completion_tokens": None},
+        {"prompt_tokens": -100, "completion_tokens": -20},
+        None,
+        {"prompt_tokens": 10**12, "completion_tokens": 20},
+    ],
+    ids=["null", "negative", "missing", "absurd"],
+)
+def test_the_budget_stops_a_provider_that_reports_no_usable_usage(
+    tmp_path: Path, usage: Any
+) -> None:
+    """Priced at $0.01 per 100 prompt tokens; the provider says nothing usable about tokens. Each
+    answer is charged its request's size at the price (about $0.04 here), so the budget stops the run
+    as it would with honest counts, and the report says how many answers had no usable counts."""
+    tasks, rubrics = make_inputs(tmp_path, n_tasks=6)
+    out = tmp_path / "out"
+    script = judge_answer(1)
+
+    def bad_usage(body: dict[str, Any], n: int) -> Reply:
+        reply = script(body, n)
+        reply.usage = usage
+        return reply
+
+    with LoopbackServer(bad_usage) as srv:
+        # a model name of its own: litellm's price registry is global to the process
+        model = {**ROOMY, "model": "openai/unreported-usage", "input_cost_per_token": PRICE}
+        config = cfg(srv, rubrics, model={**model, "concurrency": 1}, judge={"concurrency": 1},
+                     task_concurrency=1, bootstrap_resamples=0, max_cost_usd=0.3)  # fmt: skip
+        report = run(tasks, out, config)
+        sent = len(srv.requests)
+    assert report is not None
+    assert sent < 12, "the budget stopped nothing"  # 12 requests without a budget
+    cost = report["cost"]
+    assert cost["usd"] == 0 and cost["unknown_cost_calls"] == sent
+    assert cost["unreported_usage_calls"] == sent
+    assert cost["estimated_usd"] >= 0.3 and cost["budget_charge_usd"] >= 0.3
+    budget = [v for v in rows(out / "verdicts.jsonl") if v["reason"] == "budget"]
+    assert budget, "nothing was left for the budget"
+    md = (out / "report.md").read_text()
+    assert f"{sent} answers came without usable token counts" in md
+    assert read_spending(out / "spend.jsonl").budget_charge == pytest.approx(
+        cost["budget_charge_usd"]
+    )
+
+
+def test_a_budget_on_an_unpriced_model_warns_and_is_kept_by_estimates(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    tasks, rubrics = make_inputs(tmp_path, n_tasks=6)
+    out = tmp_path / "out"
+    # unpriced: each call of ~500 prompt characters and its answer charged at $1,000 per million
+    # tokens, so a budget of $0.5 holds a few calls only
+    model = {
+        **ROOMY,
+        "model": "openai/unpriced-judge",
+        "concurrency": 1,
+        "unpriced_usd_per_mtok": 1000.0,
+    }
+    with LoopbackServer(judge_answer(1)) as srv, caplog.at_level("WARNING"):
+        config = cfg(srv, rubrics, model=model, judge={"concurrency": 1}, task_concurrency=1,
+                     bootstrap_resamples=0, max_cost_usd=0.5)  # fmt: skip
+        report = run(tasks, out, config)
+        sent = len(srv.requests)
+    warned = [r.getMessage() for r in caplog.records if "has no price" in r.getMessage()]
+    assert len(warned) == 1 and "$1000.00 per million tokens" in warned[0]
+    assert report is not None and sent < 12
+    assert report["cost"]["estimated_usd"] >= 0.5 and report["cost"]["usd"] == 0

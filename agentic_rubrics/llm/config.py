@@ -66,6 +66,10 @@ class LLMConfig(BaseModel):
     """Price this model (dollars per prompt token) where litellm does not know it, e.g. a local server."""
     output_cost_per_token: float | None = Field(default=None, ge=0)
     """Price this model (dollars per completion token) where litellm does not know it."""
+    unpriced_usd_per_mtok: Annotated[float, SPEED] = Field(default=15.0, ge=0)
+    """What ``--max-cost`` charges per million tokens (prompt and answer alike) for a call of a model
+    with no price (neither litellm's map nor the two fields above): an estimate, above most hosted
+    models' prices, reported apart from measured dollars. Price the model to be exact."""
     processes: Annotated[Annotated[int, Field(ge=0, le=64)] | Literal["auto"], SPEED] = "auto"
     """0: call litellm in this process. N: run litellm in N worker processes (its per-call CPU cost
     then stops limiting throughput); not for ``local/`` scripted models. ``auto``: in this process

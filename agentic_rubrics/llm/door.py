@@ -103,6 +103,7 @@ class LLM:
         self._auto: Any = None  # processes="auto": its AutoPool, or False where workers cannot run
         self._priced = False
         self.requests_sent = 0
+        self._prices: tuple[tuple[float, float] | None] | None = None  # looked up on first need
         self.retry_waits: list[float] = []
         """Seconds waited before each retry of this door's calls, in order (at most ``backoff_max``)."""
         self.guard = PhaseGuard(config.model)
@@ -350,7 +351,7 @@ class LLM:
                 async for attempt in self._retrying():
                     with attempt:
                         self.requests_sent += 1
-                        send = functools.partial(self._send, kwargs)
+                        send = functools.partial(self._send_priced, kwargs)
                         completion: Completion = await recorded(
                             self.spend_log, send, self.name, phase, task
                         )
@@ -363,9 +364,26 @@ class LLM:
             self.guard.answered(phase)
             # counted before the slot is released, so the next call sees this one's cost
             self.ledger.record(phase, task, completion.usage)
-            if completion.usage.cost_usd:
-                await self.limiter.spend(completion.usage.cost_usd)
+            usage = completion.usage
+            charge = usage.cost_usd if usage.cost_usd is not None else usage.estimated_usd
+            if charge:
+                await self.limiter.spend(charge)
         return completion
+
+    async def _send_priced(self, kwargs: dict[str, Any]) -> Completion:
+        """:meth:`_send`, and a call of unknown cost given the estimate the budget is charged."""
+        completion = await self._send(kwargs)
+        if completion.usage.cost_usd is not None:
+            return completion
+        if self._prices is None:
+            from agentic_rubrics.llm.price import prices
+
+            self._prices = (prices(self.config),)
+        from agentic_rubrics.llm.price import estimate_usd
+
+        usd = estimate_usd(self.config, kwargs, completion, self._prices[0])
+        usage = completion.usage.model_copy(update={"estimated_usd": usd})
+        return completion.model_copy(update={"usage": usage})
 
     def _redacted(self, completion: Completion) -> Completion:
         return redact_completion(completion, self.redactor)

@@ -39,6 +39,30 @@ def _cost(response: Any, model: str, litellm: Any) -> float | None:
     return found if found is not None and math.isfinite(found) and found >= 0 else None
 
 
+MAX_TOKENS = 100_000_000
+"""A count above this for one call is not a count (no model reads or writes that much at once)."""
+
+
+def _usage(usage: Any, content: str | None, response: Any, model: str, litellm: Any) -> Usage:
+    """Tokens and cost, read defensively. Counts are *reported* when the prompt has at least one token
+    (litellm reads a null or missing count as 0, and no request has an empty prompt), the answer's
+    count is at least one when it has text, and neither is over ``MAX_TOKENS``; otherwise the cost is
+    unknown (``None``), since a price times a made-up count is not a cost."""
+    prompt = _count(getattr(usage, "prompt_tokens", 0))
+    completion = _count(getattr(usage, "completion_tokens", 0))
+    reported = (
+        1 <= prompt <= MAX_TOKENS
+        and completion <= MAX_TOKENS
+        and (completion >= 1 or not (content or "").strip())
+    )
+    return Usage(
+        prompt_tokens=min(prompt, MAX_TOKENS),
+        completion_tokens=min(completion, MAX_TOKENS),
+        cost_usd=_cost(response, model, litellm) if reported else None,
+        reported=reported,
+    )
+
+
 def _count(value: Any) -> int:
     """A token count from a provider: a finite whole number >= 0, else 0 (never a crash)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -186,11 +210,7 @@ def to_completion(response: Any, litellm: Any, model: str) -> Completion:
         finish_reason=finish if isinstance(finish, str) else None,
         refusal=_text(getattr(message, "refusal", None)),
         model=_text(getattr(response, "model", None)) or "",
-        usage=Usage(
-            prompt_tokens=_count(getattr(usage, "prompt_tokens", 0)),
-            completion_tokens=_count(getattr(usage, "completion_tokens", 0)),
-            cost_usd=_cost(response, model, litellm),
-        ),
+        usage=_usage(usage, content, response, model, litellm),
         logprobs=_logprobs(getattr(choice, "logprobs", None)),
         tool_calls=_tool_calls(getattr(message, "tool_calls", None)),
         thinking_blocks=_thinking_blocks(getattr(message, "thinking_blocks", None)),

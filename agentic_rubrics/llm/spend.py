@@ -7,8 +7,10 @@ run appends to it (resumes, Ray workers). A ``sent`` row that never ended is a r
 process died, or abandoned on a deadline: the provider may have billed it, so it is counted as spent with
 an unknown cost.
 
-On resume the run's budget starts from what this file says was spent: known dollars, plus each request
-of unknown cost at the mean cost of the run's priced requests. A request starts only while that total is
+An answer of unknown cost (a model with no price, or no usable token counts from the provider) carries
+the estimate the budget was charged (``estimated_usd``, :mod:`agentic_rubrics.llm.price`), kept apart
+from measured dollars. On resume the run's budget starts from what this file says was spent: known
+dollars, the estimates, plus each request in flight at a kill at the mean cost of an answered request. A request starts only while that total is
 below ``--max-cost``; requests already in flight finish, so the run can overshoot by at most the cost of
 the requests in flight at that moment — at most ``concurrency`` requests per model.
 """
@@ -16,6 +18,7 @@ the requests in flight at that moment — at most ``concurrency`` requests per m
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -28,9 +31,17 @@ from agentic_rubrics.llm.errors import CallFailed
 from agentic_rubrics.payloads import Completion, Usage
 
 _FIELDS = (
-    "requests", "calls", "failed_calls", "in_flight_unknown", "prompt_tokens", "completion_tokens",
-    "usd", "unknown_cost_calls",
-)  # fmt: skip
+    "requests",
+    "calls",
+    "failed_calls",
+    "in_flight_unknown",
+    "prompt_tokens",
+    "completion_tokens",
+    "usd",
+    "unknown_cost_calls",
+    "unreported_usage_calls",
+    "estimated_usd",
+)
 
 
 class SpendLog:
@@ -57,16 +68,21 @@ class SpendLog:
         return call
 
     def answered(self, call: str, usage: Usage) -> None:
-        """Record an answer: its tokens and known dollars (``None``: the model has no price)."""
-        self._write(
-            {
-                "event": "answered",
-                "call": call,
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "usd": usage.cost_usd,
-            }
-        )
+        """Record an answer: its tokens and known dollars (``None``: unknown), and for an unknown cost
+        the estimate the budget was charged (``estimated_usd``); ``reported: false`` when the provider
+        gave no usable token counts."""
+        row: dict[str, Any] = {
+            "event": "answered",
+            "call": call,
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "usd": usage.cost_usd,
+        }
+        if usage.cost_usd is None and usage.estimated_usd is not None:
+            row["estimated_usd"] = usage.estimated_usd
+        if not usage.reported:
+            row["reported"] = False
+        self._write(row)
 
     def failed(self, call: str, kind: str, status: int | None = None) -> None:
         """Record a request that ended without an answer (its failure kind, and HTTP status if any)."""
@@ -111,15 +127,16 @@ class Spending:
 
     @property
     def mean_known_usd(self) -> float:
-        """Mean dollars of an answered, priced request (0 with none)."""
-        priced = self.totals["calls"] - self.totals["unknown_cost_calls"]
-        return self.totals["usd"] / priced if priced else 0.0
+        """Mean dollars of an answered request, measured or estimated (0 with none)."""
+        calls = self.totals["calls"]
+        return (self.totals["usd"] + self.totals["estimated_usd"]) / calls if calls else 0.0
 
     @property
     def budget_charge(self) -> float:
-        """Dollars counted against ``--max-cost``: known dollars, plus each request in flight at a kill
-        at the mean cost of a priced request."""
-        return self.totals["usd"] + self.totals["in_flight_unknown"] * self.mean_known_usd
+        """Dollars counted against ``--max-cost``: known dollars, the estimates charged for answers of
+        unknown cost, and each request in flight at a kill at the mean cost of an answered request."""
+        t = self.totals
+        return t["usd"] + t["estimated_usd"] + t["in_flight_unknown"] * self.mean_known_usd
 
 
 def read_spending(path: Path) -> Spending:
@@ -159,12 +176,24 @@ def _count(into: dict[str, float], end: dict[str, Any]) -> None:
         into["completion_tokens"] += int(end.get("completion_tokens") or 0)
         if end.get("usd") is None:
             into["unknown_cost_calls"] += 1
+            into["estimated_usd"] += _dollars(end.get("estimated_usd"))
         else:
-            into["usd"] += float(end["usd"])
+            into["usd"] += _dollars(end["usd"])
+        if end.get("reported") is False:
+            into["unreported_usage_calls"] += 1
     elif event == "failed":
         into["failed_calls"] += 1
     else:
         into["in_flight_unknown"] += 1
+
+
+def _dollars(value: Any) -> float:
+    """A dollar figure from the log: a finite number >= 0, else 0 (a hand-edited line cannot crash it)."""
+    try:
+        usd = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return usd if math.isfinite(usd) and usd >= 0 else 0.0
 
 
 def cost_summary(

@@ -95,6 +95,8 @@ class _Job:
                 " give the tasks file this folder was made with, or use another --out folder.",
             )
         folder.forget(set(changed), rubrics=True)
+        if config.max_cost_usd is not None:
+            _warn_unpriced(config)
         if config.explorer.model_commands and config.explorer.allow_unisolated:
             log.warning(
                 "UNISOLATED sandboxes allowed: model-chosen commands may run on this machine"
@@ -258,3 +260,25 @@ def run(
             retry_missing=retry_missing,
         )
     )
+
+
+def _warn_unpriced(config: RunConfig) -> None:
+    """A budget over a model with no price is kept by estimates: say so, and how, before any call."""
+    from agentic_rubrics.llm.price import prices
+
+    seen: set[str] = set()
+    for model in (config.explorer.model, config.judge.model):
+        if model is None or model.model in seen:
+            continue
+        seen.add(model.model)
+        if prices(model) is None:
+            log.warning(
+                "--max-cost $%.4f: %s has no price (litellm does not know it and the configuration"
+                " sets none), so the cost of its calls is unknown; the budget charges each call"
+                " an estimate of $%.2f per million tokens (prompt and answer, from the provider's"
+                " counts or the text's length), reported apart from measured dollars. Set"
+                " input_cost_per_token and output_cost_per_token in the model's settings to price it",
+                config.max_cost_usd,
+                model.model,
+                model.unpriced_usd_per_mtok,
+            )

@@ -51,7 +51,13 @@ def _cost_lines(cost: Cost, tasks: int) -> list[str]:
     ]
     if cost.unknown_cost_calls:
         lines.append(
-            f"- {int(cost.unknown_cost_calls)} calls could not be priced: the dollar figure leaves them out"
+            f"- {int(cost.unknown_cost_calls)} calls could not be priced: the dollar figure leaves them"
+            f" out; the budget was charged an estimate of ${cost.estimated_usd:.4f} for them"
+        )
+    if cost.unreported_usage_calls:
+        lines.append(
+            f"- {int(cost.unreported_usage_calls)} answers came without usable token counts (missing,"
+            " null, negative or absurd): their cost is unknown, estimated from the request's size"
         )
     if cost.in_flight_unknown:
         lines.append(

@@ -38,6 +38,10 @@ class Reply:
     reasoning: str | None = None
     """Reasoning shown apart from the answer: ``reasoning_content`` in the OpenAI shape, a thinking
     block from the Anthropic server."""
+    usage: Any = "counts"
+    """The ``usage`` object as sent: ``"counts"`` builds it from ``prompt_tokens`` and
+    ``completion_tokens``; ``None`` leaves the key out; anything else is sent as it is (a provider's
+    nulls, negative or absurd counts)."""
     message_extra: dict[str, Any] = field(default_factory=dict)
     """More keys of the OpenAI-shaped message, as a server sends them (vLLM without a reasoning parser
     sends ``"reasoning_content": null`` beside a content that holds the ``<think>`` block)."""
@@ -107,18 +111,22 @@ def completion_body(reply: Reply, model: str) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
     if reply.logprobs is not None:
         choice["logprobs"] = {"content": reply.logprobs}
-    return {
+    body: dict[str, Any] = {
         "id": "chatcmpl-loopback",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
         "choices": [choice],
-        "usage": {
+    }
+    if isinstance(reply.usage, str) and reply.usage == "counts":
+        body["usage"] = {
             "prompt_tokens": reply.prompt_tokens,
             "completion_tokens": reply.completion_tokens,
             "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-        },
-    }
+        }
+    elif reply.usage is not None:
+        body["usage"] = reply.usage
+    return body
 
 
 def _arguments(call: dict[str, Any]) -> str:
