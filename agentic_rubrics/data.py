@@ -20,7 +20,7 @@ from typing import Any
 from agentic_rubrics.exceptions import ConfigError, DataError
 from agentic_rubrics.rows import ProgressRow, RubricStatus, field_error, read_row
 from agentic_rubrics.text import utf8_bytes
-from agentic_rubrics.types import SCHEMA, Task
+from agentic_rubrics.types import SCHEMA, Task, Verdict
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
@@ -299,15 +299,46 @@ class RunFolder:
         self._keep(rows)
 
     def verdict_rows(self) -> list[dict[str, Any]]:
-        """Every verdict row of finished tasks."""
+        """Every verdict row of finished tasks, each validated (see :meth:`verdicts`)."""
+        return [record for _, record, _ in self._verdicts()]
+
+    def verdicts(self) -> tuple[dict[str, list[Verdict]], dict[str, str]]:
+        """The verdicts of finished tasks, typed, by instance id; and each task's digest of its rows
+        as they are on disk now (:func:`rows_digest`), to hold against the one its progress row
+        recorded when they were written.
+
+        Raises:
+            DataError: a row of another version or shape (file, line and field), or two rows for the
+                same candidate, item and repeat (both lines named): no verdict counts twice.
+        """
+        by_task: dict[str, list[Verdict]] = {}
+        records: dict[str, list[dict[str, Any]]] = {}
+        for _, record, verdict in self._verdicts():
+            by_task.setdefault(verdict.instance_id, []).append(verdict)
+            records.setdefault(verdict.instance_id, []).append(record)
+        return by_task, {iid: rows_digest(rows) for iid, rows in records.items()}
+
+    def _verdicts(self) -> list[tuple[int, dict[str, Any], Verdict]]:
         if not self.verdicts_path.exists():
             return []
         done = set(self.progress())
-        return [
-            r
-            for _, r in read_jsonl(self.verdicts_path, tolerate_torn_tail=True)
-            if r.get("instance_id") in done
-        ]
+        out: list[tuple[int, dict[str, Any], Verdict]] = []
+        seen: dict[tuple[str, str, str, int], int] = {}
+        for number, record in read_jsonl(self.verdicts_path, tolerate_torn_tail=True):
+            if record.get("instance_id") not in done:
+                continue
+            verdict = read_row(Verdict, record, f"{self.verdicts_path}:{number}")
+            key = (verdict.instance_id, verdict.candidate_id, verdict.item_id, verdict.repeat)
+            if key in seen:
+                raise DataError(
+                    f"{self.verdicts_path}:{number}: a second verdict row for {key[0]} candidate"
+                    f" {key[1]} item {key[2]} repeat {key[3]} (the first is line {seen[key]}): a"
+                    " verdict counts once; remove the row that is wrong (or resume with"
+                    " --redo-changed after fixing the inputs)"
+                )
+            seen[key] = number
+            out.append((number, record, verdict))
+        return out
 
     # rubrics ----------------------------------------------------------------------
 
@@ -345,6 +376,14 @@ class RunFolder:
 
 _HASHED = re.compile(r"-[0-9a-f]{8}\Z")
 _NAME_MAX = 120  # characters kept from an id; file names stay far below the usual 255-byte limit
+
+
+def rows_digest(rows: Iterable[dict[str, Any]]) -> str:
+    """``sha256:`` of a task's verdict rows, whatever their order: each row as canonical JSON (sorted
+    keys, ASCII), the lines sorted. Rows read back from verdicts.jsonl give the digest they were
+    written with, so a hand-edited row shows."""
+    lines = sorted(json.dumps(r, sort_keys=True) for r in rows)
+    return "sha256:" + hashlib.sha256("\n".join(lines).encode("ascii")).hexdigest()
 
 
 def safe_name(instance_id: str) -> str:

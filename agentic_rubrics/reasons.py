@@ -32,6 +32,8 @@ CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
     "not_a_diff": "the candidate patch is not a unified diff",
     "invalid_text": "the candidate patch holds bytes that are not UTF-8 (or lone surrogates)",
     "timeout": "a regex of the check ran past its time limit on this patch",
+    "rubric_timeout": "the rubric's checks together ran past their shared time limit on this patch"
+    " before this one ran",
     "not_applied": "a repository-aware check: the patch did not apply, so there is no post-image",
     "not_parsed": "a repository-aware check: a changed file's post-image does not parse",
     "analysis_incomplete": "a repository-aware check: a file or the usage scan could not be analysed",

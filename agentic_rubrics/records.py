@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from agentic_rubrics.data import safe_name
 from agentic_rubrics.rows import ProgressRow, RubricStatus, Trajectory
 from agentic_rubrics.types import SCHEMA, Rubric
 
@@ -57,7 +58,7 @@ class RubricRecord(BaseModel):
         if self.rubric_yaml is None:
             return None
         if self._parsed is None:
-            path = f"rubrics/{self.instance_id}/rubrics.yaml"
+            path = f"rubrics/{safe_name(self.instance_id)}/rubrics.yaml"
             self._parsed, _ = parse_rubric(self.rubric_yaml, path)
         return self._parsed
 

@@ -338,6 +338,8 @@ class Report(_Part):
     """How agreement was measured (``None``: no task recorded it)."""
     tasks: list[TaskSummary]
     """Each finished task."""
+    verdicts_changed: list[str] = Field(default_factory=list)
+    """Tasks whose verdict rows on disk differ from those they wrote (a hand edit)."""
     problems: Problems = Field(default_factory=Problems)
     """What went wrong (set once the report is complete)."""
     plots: list[str] = Field(default_factory=list)

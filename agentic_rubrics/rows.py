@@ -157,6 +157,9 @@ class ProgressRow(_Row):
     measure, its line cap, how many candidates were capped)."""
     verdict_rows: int = Field(default=0, ge=0)
     """How many verdict rows the task wrote."""
+    verdicts_digest: str | None = None
+    """``sha256:`` of those rows as written (``data.rows_digest``): the report says when the rows on
+    disk no longer match (a hand edit). ``None`` in folders written before it was recorded."""
     judge_generated_candidates: int = Field(default=0, ge=0)
     """Candidates the judge model itself produced (a warning: it may favour its own output)."""
     cost: dict[str, PhaseCost] = Field(default_factory=dict)

@@ -125,15 +125,19 @@ def test_shipped_checks_decide_adversarial_lines() -> None:
 def test_a_regex_that_backtracks_forever_is_check_error_timeout() -> None:
     from agentic_rubrics.rubric.check_regex import regex_time_limit
 
+    # patterns that pass validation's probes (their blow-up needs a three-character unit) and
+    # backtrack for ever on a line of the patch; one the probes catch is an invalid check
     r = rubric(
         runtime=[
-            item("RT1", 1, {"adds_match": "^(a|aa)+$"}),
-            item("RT2", 1, {"adds_no_match": "(x|xx)+y"}),
+            item("RT1", 1, {"adds_match": "^(abc|abcabc)+$"}),
+            item("RT2", 1, {"adds_no_match": "(xyz|xyzxyz)+q"}),
             item("RT3", 1, {"adds_match": "^(a+)+$"}),  # the regex engine sees through this one
             item("RT4", 1, {"adds_match": "^a"}),
+            item("RT5", 1, {"adds_match": "^(a|aa)+$"}),
         ]
     )
-    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,2 @@\n-b\n+" + "a" * 60 + "b\n+" + "x" * 60 + "\n"
+    lines = ["abc" * 40 + "!", "xyz" * 40, "a" * 60]
+    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1,3 @@\n-b\n" + "".join(f"+{x}\n" for x in lines)
     with regex_time_limit(0.2):
         got = check_verdicts(r, patch, instance_id="t", candidate_id="c")
     assert {i: (v.origin, v.reason, v.detail) for i, v in got.items()} == {
@@ -141,6 +145,7 @@ def test_a_regex_that_backtracks_forever_is_check_error_timeout() -> None:
         "RT2": ("missing", "check_error", "timeout"),
         "RT3": ("checked", "adds_match", None),
         "RT4": ("checked", "adds_match", None),
+        "RT5": ("missing", "check_error", "invalid_check"),
     }
     assert got["RT4"].value == 1 and "detail" not in got["RT4"].to_row()
     assert got["RT1"].to_row()["detail"] == "timeout"
@@ -148,12 +153,15 @@ def test_a_regex_that_backtracks_forever_is_check_error_timeout() -> None:
 
 def test_a_timeout_through_the_whole_run(tmp_path: Path) -> None:
     r = rubric(
-        runtime=[item("RT1", 2, {"adds_match": "^(a|aa)+$"}), item("RT2", 1, {"max_files": 3})]
+        runtime=[
+            item("RT1", 2, {"adds_match": "^(abc|abcabc)+$"}),
+            item("RT2", 1, {"max_files": 3}),
+        ]
     )
     rubrics = tmp_path / "rubrics" / "t1" / "rubrics.yaml"
     rubrics.parent.mkdir(parents=True)
     rubrics.write_text(rubric_to_yaml(r))
-    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-b\n+" + "a" * 60 + "b\n"
+    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-b\n+" + "abc" * 40 + "!\n"
     task = {
         "instance_id": "t1",
         "problem_statement": "x",
@@ -344,7 +352,9 @@ def test_values_that_cannot_be_read_are_located_errors(value: str, line: int) ->
 
 def test_validating_grows_linearly_with_the_number_of_items() -> None:
     """Times 500 and 5,000 items in one child process (the pairwise lint was quadratic: 2,000 items
-    took 97 s). Linear work gives a ratio near 10, quadratic near 100; 30 leaves room for noise."""
+    took 97 s). Linear work gives a ratio near 10, quadratic near 100; 30 leaves room for noise.
+    Both are over MAX_ITEMS now: what is timed is reading them up to the refusal, which must also
+    stay linear (no item is built, probed or linted); the lint itself is held to MAX_ITEMS items."""
     ratio = guarded("""
         import json, time
         from agentic_rubrics.rubric.file import parse_rubric
@@ -353,14 +363,20 @@ def test_validating_grows_linearly_with_the_number_of_items() -> None:
                 f"    - id: X{i}\\n      description: Modifies part {i} in src/m{i}.py, unlike X{i + 1}\\n"
                 f"      weight: 2\\n      check: {{touches: src/m{i}.py}}\\n" for i in range(n))
             return "metadata: {task_summary: a, underlying_bug: b}\\naxes:\\n  file_change_rubrics:\\n" + rows
+        from agentic_rubrics.exceptions import RubricError
+        from agentic_rubrics.rubric.file import MAX_ITEMS
         def best(n, k):
             t, out = text(n), []
             for j in range(k):
                 start = time.process_time()
-                _, warnings = parse_rubric(t + f"# {j}\\n")  # a new text: not the cached parse
+                try:
+                    parse_rubric(t + f"# {j}\\n")  # a new text: not the cached parse
+                except RubricError as exc:
+                    assert f"{n} items; a rubric holds at most" in str(exc)
                 out.append(time.process_time() - start)
-            assert sum("refers to other items (X" in w.message for w in warnings) == n - 1
             return min(out)
+        _, warnings = parse_rubric(text(MAX_ITEMS))
+        assert sum("refers to other items (X" in w.message for w in warnings) == MAX_ITEMS - 1
         print(json.dumps(best(5000, 1) / best(500, 3)))
     """)
     assert ratio < 30, ratio

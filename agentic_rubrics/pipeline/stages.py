@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.data import RunFolder, safe_name
+from agentic_rubrics.data import RunFolder, rows_digest, safe_name
 from agentic_rubrics.datasets.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.datasets.repos import RepoTree
 from agentic_rubrics.exceptions import (
@@ -150,9 +150,12 @@ def reused_rubric_path(rubrics_dir: Path, instance_id: str) -> Path | None:
     ):
         names.append(instance_id)
     for name in names:
-        path = (rubrics_dir / name / "rubrics.yaml").resolve()
-        if path.is_relative_to(root) and path.is_file():
-            return path
+        try:
+            path = (rubrics_dir / name / "rubrics.yaml").resolve()
+            if path.is_relative_to(root) and path.is_file():
+                return path
+        except (OSError, ValueError):  # a name the file system cannot hold (too long, a NUL)
+            continue
     return None
 
 
@@ -290,6 +293,7 @@ async def compute_task(
         ),
         baselines=baselines,
         verdict_rows=len(rows),
+        verdicts_digest=rows_digest(rows),
         judge_generated_candidates=own_output,
         cost=merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
         seconds=round(time.monotonic() - started, 3),

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from agentic_rubrics.data import RunFolder
+from agentic_rubrics.data import RunFolder, rows_digest
 from agentic_rubrics.datasets.labels import Labels, default_labels
 from agentic_rubrics.exceptions import DataError, RubricError
 from agentic_rubrics.llm.spend import cost_summary, read_spending
@@ -27,7 +27,7 @@ from agentic_rubrics.report.selection import choose, primary_reason
 from agentic_rubrics.report_json import Report
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
-from agentic_rubrics.types import SCHEMA, Rubric, Verdict
+from agentic_rubrics.types import SCHEMA, Rubric
 
 INTERVALS_FILE = "intervals.json"
 """The run folder's remembered bootstrap intervals (see :mod:`agentic_rubrics.rank.bootstrap`)."""
@@ -43,10 +43,7 @@ def load_results(
 ) -> list[TaskResult]:
     """Rebuild scores, rankings and picks of every finished task (labels: see :mod:`.labels`)."""
     labels = labels if labels is not None else default_labels(folder)
-    by_task: dict[str, list[Verdict]] = {}
-    for row in folder.verdict_rows():
-        v = Verdict.model_validate(row)
-        by_task.setdefault(v.instance_id, []).append(v)
+    by_task, digests = folder.verdicts()
     results = []
     for instance_id, progress in sorted(folder.progress().items()):
         rubric: Rubric | None = None
@@ -76,6 +73,8 @@ def load_results(
             scores=scores,
             labels=labels.for_task(instance_id, [c.id for c in progress.candidates]),
             verdicts=verdicts,
+            verdicts_changed=progress.verdicts_digest is not None
+            and digests.get(instance_id, rows_digest([])) != progress.verdicts_digest,
         )
         for name in selectors:
             selector = get_selector(name)
@@ -218,6 +217,7 @@ def build_report_and_results(
             cfg.get("max_cost_usd"),
         ),
         "similarity": similarity_summary(t.progress.baselines for t in results),
+        "verdicts_changed": sorted(t.instance_id for t in results if t.verdicts_changed),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
     cis.save()

@@ -145,6 +145,14 @@ def diagnose(report: Report) -> Problems:
                 f" fit of the {name!r} selector's weights ({fit.get('data', '?')}): its figures on"
                 " them are in-sample, not a measure of how it ranks new tasks"
             )
+    if report.verdicts_changed:
+        shown = ", ".join(report.verdicts_changed[:5])
+        more = len(report.verdicts_changed) - 5
+        out.warnings.append(
+            f"verdicts.jsonl no longer holds the rows {len(report.verdicts_changed)} task(s) wrote"
+            f" (their digest differs: edited by hand?): {shown}{f' and {more} more' if more > 0 else ''};"
+            " their scores rest on the rows as they are now"
+        )
     left = report.labels.left_out
     if left.unlabelled_candidates:
         out.warnings.append(

@@ -28,6 +28,8 @@ class TaskResult:
     picks: dict[str, Selection] = field(default_factory=dict)
     selected_by: str = ""
     """The selector whose pick goes to selections.jsonl (the primary one, or its fallback)."""
+    verdicts_changed: bool = False
+    """The task's verdict rows on disk differ from those it wrote (their recorded digest)."""
 
     @property
     def baselines(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ so (in short: ``[[:alpha:]]`` is a POSIX class in ``regex`` and a plain set in `
 
 from __future__ import annotations
 
+import itertools
 import re
 import time
 import warnings
@@ -27,8 +28,39 @@ from agentic_rubrics.exceptions import CheckError
 
 REGEX_SECONDS = 1.0
 """CPU seconds one check's regex may spend on one patch (all its lines together), by default."""
+RUBRIC_SECONDS = 5.0
+"""CPU seconds all the checks of one rubric may spend on one patch together, by default: a rubric of
+many slow regexes costs at most this per candidate; the items left undecided are ``missing:
+check_error`` (``rubric_timeout``)."""
+PROBE_SECONDS = 0.05
+"""CPU seconds a regex may spend on all its validation probe lines before it is refused as
+catastrophic (a legitimate pattern spends well under a millisecond on them)."""
+PROBE_LENGTH = 1000
+"""Characters of a probe line (a unit repeated, then a character no unit holds): patch lines are
+often this long, and an exponential or high-degree polynomial backtracker runs for ever on them."""
 
 _LIMIT: ContextVar[float] = ContextVar("check_regex_seconds", default=REGEX_SECONDS)
+_RUBRIC_LIMIT: ContextVar[float] = ContextVar("check_rubric_seconds", default=RUBRIC_SECONDS)
+
+
+@contextmanager
+def rubric_time_limit(seconds: float) -> Iterator[None]:
+    """Give all the checks of one rubric, evaluated inside this block, ``seconds`` of CPU per patch."""
+    token = _RUBRIC_LIMIT.set(seconds)
+    try:
+        yield
+    finally:
+        _RUBRIC_LIMIT.reset(token)
+
+
+def rubric_seconds() -> float:
+    """The CPU seconds all the checks of one rubric may spend on one patch (here and now)."""
+    return _RUBRIC_LIMIT.get()
+
+
+def regex_seconds() -> float:
+    """The CPU seconds one check's regex may spend on one patch (here and now)."""
+    return _LIMIT.get()
 
 
 @contextmanager
@@ -45,8 +77,10 @@ class RegexTimeout(CheckError):
     """A check's regex ran past its time limit on this patch."""
 
 
+@lru_cache(maxsize=4096)
 def regex_problem(pattern: str) -> str | None:
-    """Why ``pattern`` is not a valid check regex, or ``None`` when it is."""
+    """Why ``pattern`` is not a valid check regex, or ``None`` when it is: it must compile in both
+    engines, and must not backtrack catastrophically on the probe lines (:func:`catastrophic`)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # re's FutureWarning on "[[" is not an error
@@ -57,6 +91,40 @@ def regex_problem(pattern: str) -> str | None:
         compile_regex(pattern)
     except CheckError as exc:
         return str(exc)
+    return catastrophic(pattern)
+
+
+def _probe_units(pattern: str) -> list[str]:
+    """What the probe lines repeat: a few generic units, and the pattern's own literal characters
+    (alone and in adjacent pairs), which is what a nested quantifier over them backtracks on."""
+    literal = [ch for ch in pattern if ch.isalnum() or ch in " _-.,:;/"]
+    units = ["a", "0", " ", "a ", "a0", "\t"]
+    units += list(dict.fromkeys(literal))[:12]
+    units += list(dict.fromkeys(a + b for a, b in itertools.pairwise(literal)))[:12]
+    return list(dict.fromkeys(units))
+
+
+def catastrophic(pattern: str) -> str | None:
+    """Why the ``regex`` engine flags ``pattern`` as catastrophic (``None``: it does not): searching
+    the probe lines — each a unit repeated to :data:`PROBE_LENGTH` characters, then ``\\x01``, which
+    ends no match — takes more than :data:`PROBE_SECONDS` of CPU in all. Such a pattern would spend its
+    whole time limit on a similar line of a patch, for every candidate."""
+    compiled = compile_regex(pattern)
+    deadline = time.process_time() + PROBE_SECONDS
+    for unit in _probe_units(pattern):
+        line = unit * (PROBE_LENGTH // len(unit)) + "\x01"
+        left = deadline - time.process_time()
+        try:
+            if left <= 0:
+                raise TimeoutError
+            compiled.search(line, timeout=left)
+        except TimeoutError:
+            return (
+                f"regex backtracks catastrophically: its search of {len(line)}-character probe lines"
+                f" (here {unit!r} repeated) ran past {PROBE_SECONDS * 1000:g} ms of CPU; rewrite it"
+                " without nested or overlapping quantifiers (a possessive quantifier such as a++"
+                " does not backtrack)"
+            )
     return None
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -33,7 +34,14 @@ from agentic_rubrics.patch import (
     touches_symbol,
 )
 from agentic_rubrics.rubric import checks_repo
-from agentic_rubrics.rubric.check_regex import RegexTimeout, any_line_matches, regex_problem
+from agentic_rubrics.rubric.check_regex import (
+    RegexTimeout,
+    any_line_matches,
+    regex_problem,
+    regex_seconds,
+    regex_time_limit,
+    rubric_seconds,
+)
 from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import Check, Rubric, Verdict
 
@@ -368,10 +376,19 @@ def check_verdicts(
         with contextlib.suppress(PatchParseError):
             parsed = parse_patch(patch)
     out: dict[str, Verdict] = {}
+    # every check of the rubric shares one CPU budget on this patch: past it, the rest is undecided
+    deadline = time.process_time() + rubric_seconds()
     for axis, item in rubric.items():
         if item.check is None:
             continue
-        outcome = run_check(item.check, parsed)
+        left = deadline - time.process_time()
+        if left <= 0:
+            outcome = _undecided(
+                "rubric_timeout", "the rubric's checks ran past their shared time on this patch"
+            )
+        else:
+            with regex_time_limit(min(regex_seconds(), left)):
+                outcome = run_check(item.check, parsed)
         out[item.id] = Verdict(
             instance_id=instance_id,
             candidate_id=candidate_id,

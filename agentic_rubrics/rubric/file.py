@@ -63,13 +63,24 @@ def _pydantic_problems(src: Located, exc: ValidationError) -> list[Problem]:
     return problems
 
 
+MAX_ITEMS = 100
+"""Items in one rubric, all axes together (the paper's rubrics hold 15-25; the static explorer's at
+most about 22). A larger one is refused before any item is checked: each item's regex is probed at
+validation and run on every candidate, so the count bounds both."""
+
+
 def _raw_problems(src: Located) -> list[Problem]:
-    """Checks pydantic cannot place on a line: duplicate ids and each check's vocabulary."""
+    """Checks pydantic cannot place on a line: the item count, duplicate ids and each check's
+    vocabulary."""
     problems: list[Problem] = []
     data = src.data
     axes = data.get("axes") if isinstance(data, dict) else None
     if not isinstance(axes, dict):
         return problems
+    count = sum(len(items) for items in axes.values() if isinstance(items, list))
+    if count > MAX_ITEMS:
+        message = f"{count} items; a rubric holds at most {MAX_ITEMS} (all axes together)"
+        return [src.problem(("axes",), message)]
     first_seen: dict[str, Loc] = {}
     for axis, items in axes.items():
         if not isinstance(items, list):
@@ -146,6 +157,8 @@ def _parse(text: str, file: str) -> tuple[Rubric, list[Problem]]:
         )
         raise RubricError([*src.problems, problem])
     problems = list(src.problems) + _raw_problems(src)
+    if any(p.field == "axes" and "a rubric holds at most" in p.message for p in problems):
+        raise RubricError(problems)  # too many items: none is built, probed or linted
     rubric: Rubric | None = None
     try:
         rubric = Rubric.model_validate(src.data)

@@ -1,0 +1,186 @@
+"""Hostile rubrics and ids against the run's bounds: a rubric's item count, catastrophic regexes
+refused at validation, one CPU budget for all of a rubric's checks on a patch, and ids too long for a
+file name. Every hostile input is built here."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentic_rubrics.cli.app import app
+from agentic_rubrics.data import read_jsonl, safe_name
+from agentic_rubrics.exceptions import RubricError
+from agentic_rubrics.pipeline.runner import RunConfig, run
+from agentic_rubrics.rubric.check_regex import regex_time_limit, rubric_time_limit
+from agentic_rubrics.rubric.checks import check_verdicts
+from agentic_rubrics.rubric.file import MAX_ITEMS, parse_rubric, rubric_to_yaml
+
+from .conftest import item, rubric
+
+HEAD = "metadata: {task_summary: a, underlying_bug: b}\naxes:\n  runtime_rubrics:\n"
+
+
+def _items(n: int, pattern: str) -> str:
+    return "".join(
+        f"    - id: RT{i}\n      description: Adds line {i}\n      weight: 1\n"
+        f"      check: {{adds_match: '{pattern}'}}\n"
+        for i in range(n)
+    )
+
+
+def test_a_rubric_of_ten_thousand_catastrophic_items_is_refused_at_once() -> None:
+    text = HEAD + _items(10_000, "^(a|aa)+$")
+    start = time.process_time()
+    with pytest.raises(RubricError) as err:
+        parse_rubric(text, "hostile.yaml")
+    took = time.process_time() - start
+    assert f"10000 items; a rubric holds at most {MAX_ITEMS}" in str(err.value)
+    assert "hostile.yaml:2" in str(err.value)
+    assert took < 5.0, took  # read up to the refusal: no item is built or probed
+
+
+def test_a_catastrophic_regex_is_refused_at_validation_with_its_line() -> None:
+    text = HEAD + _items(1, "^\\s*def ") + _items(1, "(x+x+)+y").replace("RT0", "RT9")
+    with pytest.raises(RubricError) as err:
+        parse_rubric(text, "r.yaml")
+    (problem,) = err.value.problems
+    assert problem.line == 11 and "backtracks catastrophically" in problem.message
+
+
+def test_all_checks_of_a_rubric_share_one_cpu_budget_per_patch() -> None:
+    """50 items whose regex passes validation and backtracks for ever on one line of the patch: each
+    would take its whole time (0.1 s here), 5 s for the rubric; the rubric's budget (0.3 s) stops
+    them, and the items it did not reach are missing with their reason, never guessed."""
+    r = rubric(runtime=[item(f"RT{i}", 1, {"adds_match": "^(abc|abcabc)+$"}) for i in range(50)])
+    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-b\n+" + "abc" * 40 + "!\n"
+    start = time.process_time()
+    with regex_time_limit(0.1), rubric_time_limit(0.3):
+        got = check_verdicts(r, patch, instance_id="t", candidate_id="c")
+    took = time.process_time() - start
+    assert took < 1.0, took
+    details = [v.detail for v in got.values()]
+    assert all(v.origin == "missing" and v.reason == "check_error" for v in got.values())
+    assert details.count("timeout") in (3, 4) and details.count("rubric_timeout") >= 46
+
+
+def test_a_long_instance_id_with_reused_rubrics(tmp_path: Path) -> None:
+    long_id = "org/" + "x" * 300
+    good = rubric(runtime=[item("RT1", 1, {"max_files": 3})])
+    folder = tmp_path / "rubrics" / safe_name(long_id)  # as a run folder's rubrics/ holds it
+    folder.mkdir(parents=True)
+    (folder / "rubrics.yaml").write_text(rubric_to_yaml(good))
+    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-b\n+c\n"
+    tasks = tmp_path / "tasks.jsonl"
+    # no rubric: the literal id is tried as a path too (DIR/org/ exists, as where rubrics are kept by
+    # their owner/name ids), and its 300-character name is too long for the file system
+    absent = "org/" + "y" * 300
+    (tmp_path / "rubrics" / "org").mkdir()
+    tasks.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "instance_id": i,
+                    "problem_statement": "x",
+                    "candidates": [{"id": "c", "patch": patch}],
+                }
+            )
+            + "\n"
+            for i in (long_id, absent)
+        )
+    )
+    config = RunConfig(bootstrap_resamples=0, rubrics_dir=str(tmp_path / "rubrics"), plots=False)
+    report = run(tasks, tmp_path / "out", config)
+    assert report is not None
+    statuses = {
+        json.loads(p.read_text())["instance_id"]: json.loads(p.read_text())
+        for p in (tmp_path / "out" / "rubrics").glob("*/status.json")
+    }
+    assert statuses[long_id]["status"] != "failed"
+    assert statuses[absent]["reason"] == "rubric_not_found"
+    rows = [r for _, r in read_jsonl(tmp_path / "out" / "verdicts.jsonl")]
+    assert rows and all(r["instance_id"] == long_id for r in rows)
+
+
+def _finished_run(tmp_path: Path) -> tuple[Path, Path]:
+    """A finished checks-only run of two tasks; returns its tasks file and folder."""
+    good = rubric(runtime=[item("RT1", 1, {"max_files": 3}), item("RT2", 2, {"adds_match": "^c"})])
+    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-b\n+c\n"
+    lines = []
+    for iid in ("t1", "t2"):
+        folder = tmp_path / "rubrics" / iid
+        folder.mkdir(parents=True)
+        (folder / "rubrics.yaml").write_text(rubric_to_yaml(good))
+        candidates = [{"id": c, "patch": patch, "resolved": c == "c1"} for c in ("c1", "c2")]
+        lines.append(
+            json.dumps({"instance_id": iid, "problem_statement": "x", "candidates": candidates})
+        )
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines) + "\n")
+    settings = {"bootstrap_resamples": 0, "rubrics_dir": str(tmp_path / "rubrics"), "plots": False}
+    (tmp_path / "c.yaml").write_text(json.dumps(settings))
+    assert run(tasks, tmp_path / "out", RunConfig(**settings)) is not None
+    return tasks, tmp_path / "out"
+
+
+def _edit_verdicts(out: Path, edit: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+    path = out / "verdicts.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in edit(rows)))
+
+
+def test_a_verdict_row_of_the_wrong_shape_is_named_by_file_line_and_field(tmp_path: Path) -> None:
+    tasks, out = _finished_run(tmp_path)
+
+    def value_two(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        rows[2]["value"] = 2
+        return rows
+
+    _edit_verdicts(out, value_two)
+    runner = CliRunner()
+    resume = ["run", "--tasks", str(tasks), "--out", str(out), "--config", str(tmp_path / "c.yaml")]
+    for args in (["report", "--out", str(out)], resume):
+        result = runner.invoke(app, [*args, "-q"])
+        assert result.exit_code == 2, result.output
+        assert f"{out / 'verdicts.jsonl'}:3: value" in result.output
+        assert "Traceback" not in result.output
+
+
+def test_two_rows_for_one_verdict_are_refused_naming_both_lines(tmp_path: Path) -> None:
+    _, out = _finished_run(tmp_path)
+
+    def twice(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        flipped = dict(rows[0], value=1 - rows[0]["value"], reason=rows[0]["reason"])
+        return [*rows, flipped]
+
+    _edit_verdicts(out, twice)
+    result = CliRunner().invoke(app, ["report", "--out", str(out), "-q"])
+    assert result.exit_code == 2, result.output
+    assert ":9: a second verdict row for t1 candidate c1 item RT1 repeat 0" in result.output
+    assert "(the first is line 1)" in result.output
+
+
+def test_hand_edited_verdicts_are_reported(tmp_path: Path) -> None:
+    _, out = _finished_run(tmp_path)
+    progress = [json.loads(x) for x in (out / "progress.jsonl").read_text().splitlines()]
+    assert all(p["verdicts_digest"].startswith("sha256:") for p in progress)
+    result = CliRunner().invoke(app, ["report", "--out", str(out), "-q"])
+    assert result.exit_code == 0 and "no longer holds" not in result.output
+
+    def flip(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        edited = next(r for r in rows if r["instance_id"] == "t2" and r["item_id"] == "RT2")
+        edited["value"] = 1 - edited["value"]
+        return rows
+
+    _edit_verdicts(out, flip)
+    result = CliRunner().invoke(app, ["report", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["verdicts_changed"] == ["t2"]
+    warning = "verdicts.jsonl no longer holds the rows 1 task(s) wrote"
+    assert warning in result.output and warning in (out / "report.md").read_text()
