@@ -55,7 +55,7 @@ class RepoError(DataError):
     """A task's repository could not be provided at its commit; the message names repo, commit, URL.
 
     ``reason`` is a short code for reports: ``invalid_repo``, ``invalid_commit``, ``fetch_failed``,
-    ``commit_not_found``, ``timeout``, ``lock_timeout``, ``export_failed``, ``cache_unusable``,
+    ``commit_not_found``, ``timeout``, ``lock_timeout``, ``export_failed``, ``export_too_large``, ``cache_unusable``,
     ``no_such_folder``, ``no_git``.
     """
 

@@ -650,3 +650,33 @@ def test_a_real_repository_at_a_swebench_base_commit(tmp_path: Path) -> None:
     assert listing(tree.path) == commit_listing(mirror, sha)
     assert any(tree.path.glob("*/flask/app.py")) or (tree.path / "flask" / "app.py").is_file()
     assert cache.checkout("pallets/flask", sha).cached
+
+
+@pytest.mark.parametrize(
+    ("files", "bounds", "named"),
+    [
+        ({"zeros.bin": bytes(3 << 20)}, {"max_file_mib": 2}, "'zeros.bin' is 3,145,728 bytes"),
+        (
+            {f"part{i}.bin": bytes(700 << 10) for i in range(4)},
+            {"max_tree_mib": 2},
+            "the tree is over",
+        ),
+    ],
+    ids=["one-file", "whole-tree"],
+)
+def test_an_export_over_its_size_bound_is_refused_before_anything_is_written(
+    tmp_path: Path, files: dict[str, str | bytes], bounds: dict[str, int], named: str
+) -> None:
+    """Zeros compress to almost nothing: a small upstream can hold a tree that fills a disk. The
+    bound is read from git's object sizes, so nothing is written before the refusal."""
+    repo = tmp_path / "srv" / "acme__widget"
+    (sha,) = make_upstream(repo, [{"README.md": "# w\n", **files}])
+    cache = RepoCache(tmp_path / "cache", file_template(tmp_path), durable=False, **bounds)
+    with pytest.raises(RepoError) as err:
+        cache.checkout("acme/widget", sha)
+    assert err.value.reason == "export_too_large"
+    assert named in str(err.value) and "repos.max_" in str(err.value)
+    trees = tmp_path / "cache" / "trees"
+    assert not trees.exists() or not any(p.is_file() for p in trees.rglob("*"))
+    roomy = RepoCache(tmp_path / "cache", file_template(tmp_path), durable=False)
+    assert (roomy.checkout("acme/widget", sha).path / "README.md").read_text() == "# w\n"

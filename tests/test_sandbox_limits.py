@@ -209,3 +209,20 @@ def test_reading_a_file_never_follows_a_link_out_of_the_workspace(
     assert asyncio.run(sandbox.read_file("relative")) == original
     assert asyncio.run(sandbox.read_file("d/up/pagewise/__init__.py")) == original
     assert asyncio.run(sandbox.read_file("/workspace/pagewise/new.py")) == "new\n"
+
+
+def test_a_command_cannot_take_the_machine_s_memory(sandbox: BubblewrapSandbox) -> None:
+    """2 GiB of address space per process by default: a 2 GiB allocation fails, 100 MiB works."""
+    big = _run(sandbox, "python3 -c 'bytearray(2 << 30)' 2>&1; echo exit=$?")
+    assert "MemoryError" in big.output and "exit=1" in big.output, big.output
+    small = _run(sandbox, "python3 -c 'b = bytearray(100 << 20); print(len(b))'")
+    assert small.output.strip() == str(100 << 20), small.output
+
+
+def test_the_memory_limit_is_configurable(tmp_path: Path) -> None:
+    async def go() -> str:
+        async with BubblewrapSandbox(REPO, max_memory_bytes=256 << 20) as sb:
+            result = await sb.run("python3 -c 'bytearray(300 << 20)' 2>&1 | tail -1", timeout=20)
+            return result.output
+
+    assert "MemoryError" in asyncio.run(go())

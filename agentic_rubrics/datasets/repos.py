@@ -57,6 +57,7 @@ from agentic_rubrics.datasets.repos_git import (
     redact_url,
 )
 from agentic_rubrics.datasets.repos_store import (
+    ExportBounds,
     Fetch,
     Job,
     clean_stale,
@@ -106,6 +107,12 @@ class RepoConfig(BaseModel):
     """Fetch all branches and tags when a server refuses a commit by hash (costly on big upstreams)."""
     durable: bool = True
     """Flush exported files to disk before they are published (safe against power cuts)."""
+    max_file_mib: int = Field(100, ge=1)
+    """An exported tree with a larger file is refused (``export_too_large``), before anything is
+    written: a small upstream can hold a huge blob of zeros (it compresses to nothing)."""
+    max_tree_mib: int = Field(2048, ge=1)
+    """An exported tree larger than this in all is refused the same way (SWE-bench's trees: under
+    50 MiB; sympy's largest 40)."""
 
     @field_serializer("url_template")
     def _public_template(self, value: str | None, info: SerializationInfo) -> str | None:
@@ -177,6 +184,8 @@ class RepoCache:
         lock_timeout: float = 3600.0,
         full_fetch_fallback: bool = True,
         durable: bool = True,
+        max_file_mib: int = 100,
+        max_tree_mib: int = 2048,
     ) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
         self.template = UrlTemplate(url_template)
@@ -185,6 +194,7 @@ class RepoCache:
         self.lock_timeout = lock_timeout
         self.full_fetch_fallback = full_fetch_fallback
         self.durable = durable
+        self.bounds = ExportBounds(max_file_mib << 20, max_tree_mib << 20)
         self.git = Git(timeout=git_timeout)
 
     @classmethod
@@ -204,6 +214,8 @@ class RepoCache:
             lock_timeout=config.lock_timeout,
             full_fetch_fallback=config.full_fetch_fallback,
             durable=config.durable,
+            max_file_mib=config.max_file_mib,
+            max_tree_mib=config.max_tree_mib,
         )
 
     def url(self, repo: str) -> str:
@@ -270,7 +282,13 @@ class RepoCache:
                 )
             export_start = time.monotonic()
             skipped = export_tree(
-                self.git, bare, job, final, timeout=self.git_timeout, durable=self.durable
+                self.git,
+                bare,
+                job,
+                final,
+                timeout=self.git_timeout,
+                durable=self.durable,
+                bounds=self.bounds,
             )
         log.info(
             "%s at %s: exported (fetch: %s) from %s", repo, sha, fetch, redact_url(job.raw_url)

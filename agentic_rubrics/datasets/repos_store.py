@@ -157,15 +157,65 @@ def _update_ref(git: Git, bare: Path, job: Job) -> None:
         raise job.error("cannot record the commit in the cache", "fetch_failed", result)
 
 
+@dataclass(frozen=True)
+class ExportBounds:
+    """The largest file and the largest tree an export may write, in bytes."""
+
+    max_file: int = 100 << 20
+    max_tree: int = 2048 << 20
+
+
+def check_size(git: Git, bare: Path, job: Job, bounds: ExportBounds) -> None:
+    """Refuse a commit whose tree is over ``bounds``, from git's object sizes, before writing a byte.
+
+    Raises:
+        RepoError: ``export_too_large`` naming the file (or the total) and the bound.
+    """
+    listed = git.run(["ls-tree", "-r", "-l", "-z", "--full-tree", job.commit], git_dir=bare)
+    if not listed.ok:
+        raise job.error("cannot list the tree", "export_failed", listed)
+    total = 0
+    for entry in listed.stdout.split("\0"):
+        meta, _, path = entry.partition("\t")
+        fields = meta.split()
+        if len(fields) != 4 or not fields[3].isdigit():
+            continue  # a submodule's commit or a blank: no size
+        size = int(fields[3])
+        total += size
+        if size > bounds.max_file:
+            raise _too_large(job, f"{path!r} is {size:,} bytes", bounds.max_file, "max_file_mib")
+        if total > bounds.max_tree:
+            raise _too_large(
+                job, f"the tree is over {total:,} bytes", bounds.max_tree, "max_tree_mib"
+            )
+
+
+def _too_large(job: Job, what: str, bound: int, field: str) -> RepoError:
+    return job.error(
+        f"{what}, over the export bound of {bound >> 20} MiB (repos.{field}); nothing was written",
+        "export_too_large",
+    )
+
+
 def export_tree(
-    git: Git, bare: Path, job: Job, final: Path, *, timeout: float, durable: bool
+    git: Git,
+    bare: Path,
+    job: Job,
+    final: Path,
+    *,
+    timeout: float,
+    durable: bool,
+    bounds: ExportBounds | None = None,
 ) -> tuple[str, ...]:
-    """``git archive`` into a temp folder beside ``final``, sealed read-only, renamed to ``final``.
+    """``git archive`` into a temp folder beside ``final``, sealed read-only, renamed to ``final``;
+    refused when the tree is over ``bounds`` (from git's sizes first, then as the archive streams).
 
     Returns the entries left out (links leading out of the tree, ``.git`` paths).
     """
     if not hasattr(tarfile, "data_filter"):
         raise job.error("exporting a tree safely needs Python 3.11.4 or later", "export_failed")
+    bounds = bounds or ExportBounds()
+    check_size(git, bare, job, bounds)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{job.commit}-", dir=final.parent))
     skipped: list[str] = []
@@ -183,8 +233,11 @@ def export_tree(
         tar_error: tarfile.TarError | None = None
         try:
             try:
+                written = [0]
                 with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-                    tar.extractall(tmp, filter=lambda m, d: _member(m, d, skipped))
+                    tar.extractall(
+                        tmp, filter=lambda m, d: _bounded(_member(m, d, skipped), bounds, written)
+                    )
             except tarfile.TarError as exc:
                 tar_error = exc
             proc.stdout.close()  # if extraction stopped early, git ends on a broken pipe
@@ -216,6 +269,18 @@ def export_tree(
     if skipped:
         log.warning("%s at %s: left out of the export: %s", job.repo, job.commit, skipped[:5])
     return tuple(skipped)
+
+
+def _bounded(
+    member: tarfile.TarInfo | None, bounds: ExportBounds, written: list[int]
+) -> tarfile.TarInfo | None:
+    """The archive's members within the bounds as they stream (git's sizes were checked first: this
+    holds should the archive say otherwise)."""
+    if member is not None and member.isfile():
+        written[0] += member.size
+        if member.size > bounds.max_file or written[0] > bounds.max_tree:
+            raise tarfile.TarError(f"{member.name!r} takes the export over its size bound")
+    return member
 
 
 def _member(member: tarfile.TarInfo, dest: str, skipped: list[str]) -> tarfile.TarInfo | None:

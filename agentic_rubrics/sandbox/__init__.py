@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field
 
+from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox.base import SandboxSpec, Where
 from agentic_rubrics.sandbox.local import LocalCopySandbox, WorkspaceCopy
@@ -60,6 +61,11 @@ class _Limits(SandboxSpec):
     """MiB of each command's private ``/tmp`` (a tmpfs of that size, emptied after the command)."""
     max_processes: int = Field(default=256, ge=8)
     """Processes and threads one command may have at once (a fork bomb stops there)."""
+    max_memory_mib: Annotated[int, SPEED] = Field(default=2048, ge=64)
+    """MiB of address space each process of a command may have (``ulimit -v``: virtual memory, so a
+    program that reserves much more than it uses — a JVM — needs more); an allocation past it fails.
+    Not hashed (like a timeout, it changes only what a runaway command gets): earlier run folders
+    resume under it."""
 
 
 class BubblewrapConfig(_Limits):
@@ -80,6 +86,7 @@ class BubblewrapConfig(_Limits):
             max_write_bytes=self.max_write_mib << 20,
             max_tmp_bytes=self.max_tmp_mib << 20,
             max_processes=self.max_processes,
+            max_memory_bytes=self.max_memory_mib << 20,
         )
         return await asyncio.to_thread(make)
 

@@ -48,7 +48,7 @@ MIB = 1 << 20
 
 # runs as the command's first process: the limits first (they cannot be raised again: raising a hard
 # limit needs a capability the sandbox does not have), then the model's command
-_WRAPPER = 'ulimit -c 0 && ulimit -u "$1" || exit 126; exec bash -c "$2"'
+_WRAPPER = 'ulimit -c 0 && ulimit -u "$1" && ulimit -v "$2" || exit 126; exec bash -c "$3"'
 
 
 def _mounts() -> list[str]:
@@ -138,6 +138,8 @@ class BubblewrapSandbox(WorkspaceCopy):
         max_write_bytes: what commands may write in all, workspace and home together.
         max_tmp_bytes: the size of each command's private ``/tmp``.
         max_processes: processes (and threads) one command may have at once.
+        max_memory_bytes: address space of each of its processes (``ulimit -v``): an allocation past
+            it fails (``MemoryError``, ``malloc`` returning NULL), the machine's memory is never at stake.
     """
 
     kind = "bubblewrap"
@@ -152,6 +154,7 @@ class BubblewrapSandbox(WorkspaceCopy):
         max_write_bytes: int = 256 * MIB,
         max_tmp_bytes: int = 256 * MIB,
         max_processes: int = 256,
+        max_memory_bytes: int = 2048 * MIB,
         _probe: bool = False,
     ) -> None:
         if not _probe and (problem := bwrap_problem()) is not None:
@@ -161,6 +164,7 @@ class BubblewrapSandbox(WorkspaceCopy):
             shared = False
         super().__init__(repo_dir, copy_git=copy_git, copy=not shared)
         self.max_processes = max_processes
+        self.max_memory_bytes = max_memory_bytes
         self._max_tmp_bytes = max_tmp_bytes
         try:
             self.holder = Holder(self._tmp, self.root, size=max_write_bytes, own_lower=not shared)
@@ -174,7 +178,8 @@ class BubblewrapSandbox(WorkspaceCopy):
 
     def argv(self, command: str) -> list[str]:
         """The whole command line that runs ``command`` in this sandbox."""
-        return [*self.holder.enter(), *self._bwrap, str(self.max_processes), command]
+        memory = str(self.max_memory_bytes // 1024)  # ulimit -v counts KiB
+        return [*self.holder.enter(), *self._bwrap, str(self.max_processes), memory, command]
 
     async def run(
         self, command: str, *, timeout: float = 30.0, max_output: int = 20_000
