@@ -124,3 +124,8 @@ class ExplorationFailed(AgenticRubricsError):
         super().__init__(reason)
         self.reason = reason
         self.steps = steps
+
+
+class WorkerStartError(AgenticRubricsError):
+    """The package's worker processes die before running anything (a script without a ``__main__``
+    guard, a broken interpreter): the run stops instead of recording every analysis as crashed."""

@@ -132,6 +132,8 @@ class Verdicts(_Part):
     """Rows by origin: judged, checked, missing."""
     missing_by_reason: dict[str, int]
     """Missing rows by reason."""
+    check_error_by_detail: dict[str, int] = Field(default_factory=dict)
+    """``check_error`` rows by their detail (``analysis_crashed``, ``timeout`` …)."""
 
 
 class Coverage(_Part):

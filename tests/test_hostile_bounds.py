@@ -159,10 +159,15 @@ def test_two_rows_for_one_verdict_are_refused_naming_both_lines(tmp_path: Path) 
         return [*rows, flipped]
 
     _edit_verdicts(out, twice)
+    first = json.loads((out / "verdicts.jsonl").read_text().splitlines()[0])
     result = CliRunner().invoke(app, ["report", "--out", str(out), "-q"])
     assert result.exit_code == 2, result.output
-    assert ":9: a second verdict row for t1 candidate c1 item RT1 repeat 0" in result.output
-    assert "(the first is line 1)" in result.output
+    said = " ".join(result.output.split())
+    key = (
+        f"{first['instance_id']} candidate {first['candidate_id']} item {first['item_id']} repeat 0"
+    )
+    assert f":9: a second verdict row for {key}" in said
+    assert "(the first is line 1)" in said
 
 
 def test_hand_edited_verdicts_are_reported(tmp_path: Path) -> None:
@@ -184,3 +189,19 @@ def test_hand_edited_verdicts_are_reported(tmp_path: Path) -> None:
     assert report["verdicts_changed"] == ["t2"]
     warning = "verdicts.jsonl no longer holds the rows 1 task(s) wrote"
     assert warning in result.output and warning in (out / "report.md").read_text()
+
+
+def test_a_run_whose_analyses_crashed_says_so_at_the_end() -> None:
+    from agentic_rubrics.report.problems import diagnose
+    from agentic_rubrics.report_json import Report
+
+    data = json.loads((Path(__file__).parent / "data" / "demo_reference.json").read_text())
+    report = data["report"] | {"config_hash": "sha256:x"}
+    rows = report["verdicts"]["rows"]
+    assert rows == 3120
+    for crashed, fatal in ((750, False), (2000, True)):
+        report["verdicts"]["check_error_by_detail"] = {"analysis_crashed": crashed}
+        problems = diagnose(Report.model_validate(report))
+        said = [p for p in [*problems.warnings, *problems.fatal] if "analysis_crashed" in p]
+        assert len(said) == 1 and f"{crashed} of {rows} item verdicts missing" in said[0]
+        assert (said[0] in problems.fatal) == fatal

@@ -91,17 +91,14 @@ def test_a_worker_that_dies_is_reported_not_guessed(git_repo: MakeRepo) -> None:
 
     async def main() -> object:
         worker.shutdown()
-        call = asyncio.create_task(worker.analyze_in_worker(repo, patch, timeout_s=120))
-        deadline = time.monotonic() + 60
-        while True:  # wait for the worker process to exist, then kill it mid-call
-            await asyncio.sleep(0.01)
-            pool = worker._pool
-            processes = dict(getattr(pool, "_processes", None) or {})
-            if processes or time.monotonic() > deadline:
-                break
-        for process in processes.values():
+        await worker.analyze_in_worker(repo, patch, timeout_s=120)  # the pool has started
+        pool = worker._pool
+        processes = dict(getattr(pool, "_processes", None) or {})
+        assert processes
+        for process in processes.values():  # its worker dies (out of memory, a crash in C code)
             process.kill()
-        return await call
+            process.join(30)
+        return await worker.analyze_in_worker(repo, patch + "\n", timeout_s=120)
 
     result = asyncio.run(main())
     assert result.reasons == ("analysis_crashed",)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -14,15 +15,44 @@ from agentic_rubrics.cli.app import app
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
-def test_python_example_runs(tmp_path: Path) -> None:
+def _example() -> str:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-    assert blocks
-    for code in blocks:
-        done = subprocess.run(
-            [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300
-        )
-        assert done.returncode == 0, done.stderr
-    assert (tmp_path / "runs" / "example" / "report.md").exists()
+    assert len(blocks) == 1
+    return str(blocks[0])
+
+
+def test_python_example_runs_as_a_script(tmp_path: Path) -> None:
+    """Saved as a file and run as users run it (``-c`` would hide what spawned workers do with a
+    script: they import it again)."""
+    script = tmp_path / "example.py"
+    script.write_text(_example())
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "runs" / "example"
+    assert (folder / "report.md").exists()
+    rows = [json.loads(x) for x in (folder / "verdicts.jsonl").read_text().splitlines()]
+    assert not [r for r in rows if r.get("detail") == "analysis_crashed"]
+    report = json.loads((folder / "report.json").read_text())
+    assert report["coverage"]["items_with_verdict"]["value"] > 0.9
+
+
+def test_the_example_without_its_main_guard_stops_and_says_why(tmp_path: Path) -> None:
+    """Without the guard every analysis worker runs the script again and dies (the run folder is
+    locked by its parent): the run must stop with the cause and the fix, not lose the verdicts."""
+    code = _example()
+    guard = 'if __name__ == "__main__":\n    main()\n'
+    assert guard in code
+    script = tmp_path / "unguarded.py"
+    script.write_text(code.replace(guard, "main()\n"))
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode != 0, done.stdout
+    assert "WorkerStartError" in done.stderr
+    assert f"imports the script {script} again" in done.stderr
+    assert 'if __name__ == "__main__":' in done.stderr
 
 
 def test_every_cli_command_in_the_readme_exists() -> None:

@@ -31,9 +31,11 @@ EXIT_BUSY = 3
 
 def failed(exc: Exception) -> typer.Exit:
     """Print an error and return the exit that goes with it."""
-    from agentic_rubrics.exceptions import RunFolderBusy
+    from agentic_rubrics.exceptions import RunFolderBusy, WorkerStartError
 
     typer.echo(f"error: {exc}", err=True)
+    if isinstance(exc, WorkerStartError):
+        return typer.Exit(EXIT_FAILED)
     return typer.Exit(EXIT_BUSY if isinstance(exc, RunFolderBusy) else EXIT_REFUSED)
 
 

@@ -280,6 +280,9 @@ def _verdicts_and_coverage(results: list[TaskResult]) -> dict[str, Any]:
             "missing_by_reason": dict(
                 sorted(Counter(v.reason for v in rows if v.origin == "missing").items())
             ),
+            "check_error_by_detail": dict(
+                sorted(Counter(str(v.detail) for v in rows if v.reason == "check_error").items())
+            ),
         },
         "coverage": {
             "tasks_with_rubric": _rate(with_rubric, len(results)),

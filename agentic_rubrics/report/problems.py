@@ -15,6 +15,12 @@ from agentic_rubrics.report_json import Problems, Report
 from agentic_rubrics.retry import TRANSIENT_VERDICTS, transient_rubric_failure
 from agentic_rubrics.rows import RubricStatus
 
+# check_error details that say the post-image analysis itself failed, not the candidate
+_ANALYSIS = {
+    "analysis_crashed": "its post-image analysis worker died",
+    "analysis_timeout": "its post-image analysis ran out of time",
+    "not_confined": "bubblewrap cannot run here and isolation was required",
+}
 # missing reasons that say nothing about the model (no model asked, by design)
 _NOT_MODEL = {"not_configured", "check_error", "empty_patch", "rubric_error", "no_verdict"}
 
@@ -109,6 +115,17 @@ def diagnose(report: Report) -> Problems:
             " selector first with `agentic-rubrics report --selectors ...`."
         )
 
+    rows = report.verdicts.rows
+    for detail, n in sorted(report.verdicts.check_error_by_detail.items()):
+        if detail not in _ANALYSIS:
+            continue
+        line = (
+            f"{n} of {rows} item verdicts missing: check_error {detail} ({_ANALYSIS[detail]}):"
+            " the repository-aware items of those candidates rest on nothing"
+        )
+        (out.fatal if 2 * n >= rows else out.warnings).append(
+            line + (" — most of the run's verdicts" if 2 * n >= rows else "")
+        )
     # partial failures: one line per cause
     for reason, n in sorted(model_missing.items()):
         meaning = MISSING_REASONS.get(reason, reason)

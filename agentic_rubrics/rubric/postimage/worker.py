@@ -22,6 +22,7 @@ import logging
 import multiprocessing as mp
 import multiprocessing.connection
 import os
+import sys
 import threading
 import weakref
 from concurrent.futures import ProcessPoolExecutor
@@ -29,6 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from agentic_rubrics.children import exit_with_parent
+from agentic_rubrics.exceptions import WorkerStartError
 from agentic_rubrics.rubric.postimage.analyze import analyze_patch
 from agentic_rubrics.rubric.postimage.model import (
     ApplyInfo,
@@ -46,6 +48,35 @@ _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 _stopped: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 """Pools killed on purpose (a time limit): their other calls are not crashes."""
+_started: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
+"""Pools whose workers have shown they start (they answered :func:`_ready`)."""
+START_TIMEOUT = 120.0
+"""Seconds a new pool's first worker may take to start and answer."""
+
+
+def _ready() -> int:  # pragma: no cover - runs in a worker process
+    """What a new pool is asked first: a worker that answers has started."""
+    return os.getpid()
+
+
+def start_failure() -> str:
+    """Why the workers could not start, and the fix: each one imports the main module again
+    (``spawn``), so a script that does its work at top level runs it again in every worker."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
+        where = "the main module"
+    else:
+        where = f"the script {path}"
+    return (
+        "the post-image analysis's worker processes died before running anything, so no patch"
+        " could be analysed (every repository-aware item would be missing: analysis_crashed)."
+        f" Each worker starts a fresh interpreter that imports {where} again (multiprocessing's"
+        " 'spawn'): a script that calls agentic_rubrics at top level runs the whole job again in"
+        ' every worker. Put its top-level code under `if __name__ == "__main__":` (Python\'s'
+        " multiprocessing documentation, 'Safe importing of main module'); the worker's own error"
+        " is on standard error above."
+    )
 
 
 def _start_worker(max_memory_bytes: int) -> None:  # pragma: no cover - runs in a worker process
@@ -126,6 +157,8 @@ async def analyze_in_worker(
     loop = asyncio.get_running_loop()
     for _ in range(3):
         pool = _get_pool(config.max_memory_bytes)
+        if pool not in _started and not await _check_start(pool, loop):
+            continue  # stopped for another patch's time limit while starting: a fresh pool
         try:
             future = loop.run_in_executor(pool, analyze_patch, Path(repo_dir), patch, config)
             return await asyncio.wait_for(future, timeout=limit)
@@ -141,3 +174,26 @@ async def analyze_in_worker(
             _discard(pool, kill=False)
             return _failed("analysis_crashed")
     return _failed("analysis_crashed")
+
+
+async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoop) -> bool:
+    """Wait until a new pool's worker answers (``True``); a pool that breaks first cannot start at
+    all, unless it was stopped on purpose meanwhile (``False``: try a fresh one).
+
+    Raises:
+        WorkerStartError: the workers die before running anything (see :func:`start_failure`).
+    """
+    try:
+        await asyncio.wait_for(loop.run_in_executor(pool, _ready), timeout=START_TIMEOUT)
+    except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile
+        if pool in _stopped or _pool is not pool:
+            return False  # stopped for another patch's time limit: not a failure to start
+        _discard(pool, kill=False)
+        raise WorkerStartError(start_failure()) from exc
+    except TimeoutError as exc:
+        _discard(pool, kill=True)
+        raise WorkerStartError(
+            f"no post-image analysis worker answered within {START_TIMEOUT:.0f} s of starting"
+        ) from exc
+    _started.add(pool)
+    return True
