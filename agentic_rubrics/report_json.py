@@ -67,6 +67,12 @@ class Counts(_Part):
     """Of those, resolved ones."""
     max_pool: int
     """The largest number of labelled candidates of one task (the largest K)."""
+    tasks_with_pool_at_least: dict[str, int] = Field(default_factory=dict)
+    """Per K reported: labelled tasks with at least K labelled candidates. The others count in
+    Best@K with their whole pool (K >= n is the whole pool), so Best@K over mixed pool sizes mixes
+    Best@K and Best@n."""
+    max_k: int | None = None
+    """The K the run asked for (``max_k``); K above ``max_pool`` is not reported."""
 
 
 class LeftOut(_Part):
@@ -118,7 +124,8 @@ class Rubrics(_Part):
     checked_items: int
     """Items with a deterministic check."""
     repository: dict[str, int]
-    """Where each explorer's tree came from (``none``: explored without one)."""
+    """Where each explorer's tree came from (``none``: explored without one; ``no_rubric``: the
+    rubric failed before anything was explored)."""
     grounding: GroundingSummary
     """How grounded the rubrics are."""
 

@@ -87,6 +87,11 @@ class RubricStatus(_Row):
     or fetch, times; no local path, no credentials."""
     grounding: Grounding | None = None
     """How grounded the rubric is (explored rubrics)."""
+    turns: int | None = None
+    """Turns a model explorer used (failed or not)."""
+    last_validation_error: str | None = None
+    """A failed model explorer: the validator's last error on its file (see ``Step.validation``),
+    ``None`` when it never validated one."""
     seconds: float = 0.0
     """Wall time spent obtaining it."""
 
@@ -192,6 +197,9 @@ class Step(_Row):
     """The written rubric validated (issue-only explorer)."""
     error: str | None = None
     """``format``: the reply was not a well-formed action."""
+    validation: str | None = None
+    """A validate or submit that found the file invalid: the validator's first error (file, line,
+    field and what was expected; redacted, at most 300 characters)."""
     submitted: bool | None = None
     """This step submitted the rubric."""
     prompt_tokens: int | None = None

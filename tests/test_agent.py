@@ -329,3 +329,35 @@ def test_model_commands_never_run_unisolated_unasked(tmp_path: Path) -> None:
     report = run(tasks, tmp_path / "out", config)
     assert report is not None and report["rubrics"]["failed"] == {"sandbox_error:SandboxError": 1}
     assert scripted_calls(model) == []
+
+
+def test_a_failed_agent_rubric_says_why_in_its_status(tmp_path: Path) -> None:
+    """The agent writes a file the validator refuses and submits it until its turns run out:
+    status.json names the turns used and the validator's last error, redacted."""
+    bad = "metadata: {task_summary: a, underlying_bug: b}\naxes:\n  file_change_rubrics:\n" + (
+        "    - id: FC1\n      description: Modifies x\n      weight: 7\n"
+    )
+    turns = [say("a. b. c. d.", "bash", write(bad))] + [say("a. b. c. d.", "submit")] * 3
+    model = scripted("agent-invalid", turns)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(EXAMPLE.task.model_dump(mode="json")) + "\n")
+    config = load_config(
+        None,
+        {
+            "explorer": {
+                "kind": "agent",
+                "model": {"model": model},
+                "max_turns": 4,
+                "sandbox": {"type": "local-copy"},
+                "allow_unisolated": True,
+            },
+            "bootstrap_resamples": 0,
+        },
+    )
+    run(tasks, tmp_path / "out", config)
+    folder = tmp_path / "out" / "rubrics" / EXAMPLE.task.instance_id
+    status = json.loads((folder / "status.json").read_text())
+    assert status["status"] == "failed" and status["reason"] == "invalid_rubric"
+    assert status["turns"] == 4
+    assert "rubrics.yaml:6" in status["last_validation_error"]
+    assert "weight" in status["last_validation_error"]

@@ -117,3 +117,56 @@ def test_serve_plays_the_agent_in_its_own_process() -> None:
         proc.wait(timeout=30)
     text = reply["choices"][0]["message"]["content"]
     assert text.startswith("THOUGHT: ") and "```bash\nfind . -name '*.py'" in text
+
+
+def _written_rubric(issue: str) -> str:
+    """What the fake agent writes for ``issue`` in a text-action reply, as the loop reads it back."""
+    from agentic_rubrics.explore.agent_actions import text_action
+
+    fence = f"<<<BEGIN UNTRUSTED ISSUE 0123abcd>>>\n{issue}\n<<<END UNTRUSTED ISSUE 0123abcd>>>"
+    body = {
+        "messages": [
+            {"role": "system", "content": "You write a grading rubric for an issue."},
+            {"role": "user", "content": fence},
+            *[{"role": "assistant", "content": "THOUGHT: x"} for _ in range(3)],
+        ]
+    }
+    reply = fake_model()(body, 0)
+    action = text_action(reply.content or "")
+    assert action.tool == "bash" and not action.problems, action.problems
+    command = action.argument or ""
+    marker = command.split("<<'", 1)[1].split("'", 1)[0]
+    return command.split(f"<<'{marker}'\n", 1)[1].rsplit(marker, 1)[0]
+
+
+ISSUES = [
+    "Crash in `foo()`:\n```python\nimport x\nx.foo()\n```\nExpected no error.",
+    'Output:\n```\nTraceback (most recent call last):\n  File "a.py", line 3, in bar\n```',
+    "Unclosed fence ```python\nprint(1)",
+    "Use `a`, ``b`` and ```c``` inline",
+]
+
+
+def test_the_fake_writes_a_valid_rubric_for_issues_with_code_fences() -> None:
+    from agentic_rubrics.rubric.file import parse_rubric
+
+    for issue in ISSUES:
+        parse_rubric(_written_rubric(issue))
+
+
+def test_the_fake_writes_a_valid_rubric_for_every_real_lite_issue() -> None:
+    import gzip
+
+    import pytest
+
+    from agentic_rubrics.rubric.file import parse_rubric
+
+    data = Path(__file__).resolve().parents[2] / "shared" / "data" / "swebench"
+    path = data / "lite_candidates.jsonl.gz"
+    if not path.exists():
+        pytest.skip(f"the shared SWE-bench data is not here ({path})")
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        issues = [json.loads(line)["problem_statement"] for line in fh]
+    for issue in issues:
+        parse_rubric(_written_rubric(issue))
+    assert len(issues) == 202

@@ -205,3 +205,32 @@ def test_a_run_whose_analyses_crashed_says_so_at_the_end() -> None:
         said = [p for p in [*problems.warnings, *problems.fatal] if "analysis_crashed" in p]
         assert len(said) == 1 and f"{crashed} of {rows} item verdicts missing" in said[0]
         assert (said[0] in problems.fatal) == fatal
+
+
+def test_the_report_says_which_k_each_pool_reaches(tmp_path: Path) -> None:
+    good = rubric(runtime=[item("RT1", 1, {"adds_match": "^c"})])
+    lines = []
+    for iid, n in (("small", 2), ("large", 4)):
+        folder = tmp_path / "rubrics" / iid
+        folder.mkdir(parents=True)
+        (folder / "rubrics.yaml").write_text(rubric_to_yaml(good))
+        patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-b\n+{}\n"
+        candidates = [
+            {"id": f"c{i}", "patch": patch.format("cx"[i % 2]), "resolved": i == 0}
+            for i in range(n)
+        ]
+        lines.append(
+            json.dumps({"instance_id": iid, "problem_statement": "x", "candidates": candidates})
+        )
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines) + "\n")
+    config = RunConfig(bootstrap_resamples=0, rubrics_dir=str(tmp_path / "rubrics"), plots=False)
+    report = run(tasks, tmp_path / "out", config)
+    assert report is not None
+    counts = report["counts"]
+    assert counts["tasks_with_pool_at_least"] == {"1": 2, "2": 2, "3": 1, "4": 1}
+    assert counts["max_pool"] == 4 and counts["max_k"] == 16
+    assert list(report["selectors"]["rubric"]["best_at_k"]) == ["1", "2", "3", "4"]
+    md = " ".join((tmp_path / "out" / "report.md").read_text().split())
+    assert "from K = 3 on, not every task reaches K" in md
+    assert "K stops at 4, the largest pool: Best@16 (max_k) is not defined" in md

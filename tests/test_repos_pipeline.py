@@ -317,3 +317,36 @@ def test_items_judged_without_the_tree_are_decided_when_the_run_is_resumed(
     assert all(now[k] == r for k, r in kept.items())
     applies = {r["candidate_id"]: r["value"] for r in again if r["reason"] == "applies"}
     assert applies == {"good": 1, "bad": 1}
+
+
+def test_without_the_network_every_rubric_fails_with_advice_that_works(tmp_path: Path) -> None:
+    """The upstream cannot be reached (here: a file:// URL with nothing behind it, as github.com is
+    without network): the run fails fast, and its advice names the two settings that work for the
+    static explorer already in force — --repo-url none and a file:// mirror — not the explorer."""
+    tasks = write_tasks(tmp_path / "tasks.jsonl", "a" * 40)
+    out = tmp_path / "out"
+    done = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "--tasks",
+            str(tasks),
+            "--out",
+            str(out),
+            "--explorer",
+            "static",
+            "--repo-url",
+            f"file://{tmp_path}/nowhere/{{owner}}__{{name}}",
+            "--repo-cache",
+            str(tmp_path / "cache"),
+            "--quiet",
+        ],
+    )
+    assert done.exit_code == 1, done.output
+    said = " ".join(done.output.split())
+    assert "Every rubric failed" in said and "--repo-url none" in said
+    assert "file:///path/to/mirrors/{owner}__{name}.git" in said
+    assert "--explorer static" not in said
+    md = (out / "report.md").read_text()
+    assert "Repositories explored: none: the rubric failed first 1." in md
+    assert "none (issue only)" not in md

@@ -75,6 +75,8 @@ class Tools:
                 errors, warnings, rubric = f"{RUBRIC_FILE} does not exist yet.", "", None
             else:
                 rubric, errors, warnings = validate_text(text)
+            if errors:
+                run.steps[-1]["validation"] = errors.splitlines()[0][:300]
             if tool == "submit" and rubric is not None and (not warnings or run.warned):
                 return "", rubric
             if tool == "submit" and rubric is not None:

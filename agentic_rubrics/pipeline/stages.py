@@ -173,6 +173,18 @@ def _reuse_rubric(
     return rubric, status
 
 
+def _turns(steps: list[dict[str, Any]], ctx: RunContext) -> dict[str, Any]:
+    """A model explorer's turns used and the validator's last error on its file (redacted)."""
+    turns = [s["turn"] for s in steps if isinstance(s.get("turn"), int)]
+    errors = [s["validation"] for s in steps if s.get("validation")]
+    out: dict[str, Any] = {}
+    if turns:
+        out["turns"] = max(turns)
+    if errors:
+        out["last_validation_error"] = ctx.redact(errors[-1])
+    return out
+
+
 async def _explore(
     task: Task, ctx: RunContext, status: dict[str, Any]
 ) -> tuple[Rubric | None, list[dict[str, Any]], dict[str, Any], str | None]:
@@ -212,12 +224,8 @@ async def _explore(
             try:
                 rubric, steps = await ctx.explorer.explore(task, sandbox)
             except ExplorationFailed as failed:
-                return (
-                    None,
-                    failed.steps,
-                    {**status, "status": "failed", "reason": failed.reason},
-                    kind,
-                )
+                why = {"status": "failed", "reason": failed.reason, **_turns(failed.steps, ctx)}
+                return None, failed.steps, {**status, **why}, kind
             root = tree.path if tree is not None else None
             grounding = grounding_record(rubric, root, static_leads=cfg.static_leads)
             return rubric, steps, {**status, "grounding": grounding}, kind

@@ -199,7 +199,7 @@ def build_report_and_results(
             **choose(results, selectors),
         },
         "seed": seed,
-        **_counts_and_labels(results, labelled, labels.source, max_pool),
+        **_counts_and_labels(results, labelled, labels.source, max_pool, ks, cfg["max_k"]),
         "rubrics": _rubrics_section(results),
         **_verdicts_and_coverage(results),
         "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in selectors},
@@ -225,7 +225,12 @@ def build_report_and_results(
 
 
 def _counts_and_labels(
-    results: list[TaskResult], labelled: list[TaskResult], source: Any, max_pool: int
+    results: list[TaskResult],
+    labelled: list[TaskResult],
+    source: Any,
+    max_pool: int,
+    ks: list[int],
+    max_k: int,
 ) -> dict[str, Any]:
     """How many tasks, candidates and labels the report rests on, and what it left out."""
     n_candidates = sum(len(t.scores) for t in results)
@@ -238,6 +243,10 @@ def _counts_and_labels(
             "candidates_labelled": candidates_labelled,
             "resolved": sum(1 for t in labelled for v in t.labels.values() if v),
             "max_pool": max_pool,
+            "tasks_with_pool_at_least": {
+                str(k): sum(1 for t in labelled if len(t.labelled_ids) >= k) for k in ks
+            },
+            "max_k": max_k,
         },
         "labels": {
             "source": source,
@@ -261,7 +270,7 @@ def _rubrics_section(results: list[TaskResult]) -> dict[str, Any]:
             1 for t in results if t.rubric for _, i in t.rubric.items() if i.check is not None
         ),
         # where each explorer's repository came from (``none``: explored without one)
-        "repository": dict(sorted(Counter(t.progress.rubric.repository for t in results).items())),
+        "repository": dict(sorted(Counter(_explored(t) for t in results).items())),
         # items naming the repository's files; the static explorer's leads that found nothing
         "grounding": grounding_report(t.progress.rubric for t in results),
     }
@@ -304,6 +313,12 @@ def _verdicts_and_coverage(results: list[TaskResult]) -> dict[str, Any]:
             sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
         ),
     }
+
+
+def _explored(t: TaskResult) -> str:
+    """Where the explorer's tree came from; ``no_rubric``: the rubric failed before it explored."""
+    rubric = t.progress.rubric
+    return rubric.repository if rubric.status == "ok" else "no_rubric"
 
 
 def _ys(t: TaskResult) -> list[int]:

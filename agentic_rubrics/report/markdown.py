@@ -193,16 +193,40 @@ def _best_at_k_lines(report: Report) -> list[str]:
         "",
         "Expected share of tasks solved when the selector picks one of K candidates drawn at random "
         "(exact over all K-subsets, ties uniform), with 95% bootstrap intervals over tasks.",
+        *_pool_note(report),
         "",
-        "| K | " + " | ".join(names) + " | oracle Pass@K | Random@K |",
-        "|---:|" + "---|" * (len(names) + 2),
+        "| K | tasks with ≥ K | " + " | ".join(names) + " | oracle Pass@K | Random@K |",
+        "|---:|---:|" + "---|" * (len(names) + 2),
     ]
+    reach = report.counts.tasks_with_pool_at_least
     for k, oracle in report.oracle_pass_at_k.items():
         cells = [_fmt(sel[n].best_at_k[k], sel[n].best_at_k_ci[k]) for n in names]
         out.append(
-            f"| {k} | " + " | ".join(cells) + f" | {_fmt(oracle)} | {_fmt(report.random_at_k)} |"
+            f"| {k} | {reach.get(k, '')} | "
+            + " | ".join(cells)
+            + f" | {_fmt(oracle)} | {_fmt(report.random_at_k)} |"
         )
     return out
+
+
+def _pool_note(report: Report) -> list[str]:
+    """Which K are reachable: pools smaller than K count with their whole pool."""
+    counts = report.counts
+    reach = counts.tasks_with_pool_at_least
+    smaller = [k for k, n in reach.items() if n < counts.tasks_labelled]
+    out = []
+    if smaller:
+        out.append(
+            f"A task with fewer than K labelled candidates counts with its whole pool (Best@K there"
+            f" is Best@n): from K = {smaller[0]} on, not every task reaches K (column 'tasks with"
+            " ≥ K')."
+        )
+    if counts.max_k is not None and counts.max_k > counts.max_pool:
+        out.append(
+            f"K stops at {counts.max_pool}, the largest pool: Best@{counts.max_k} (max_k) is not"
+            " defined on these tasks."
+        )
+    return ["", " ".join(out)] if out else []
 
 
 def _ranking_lines(report: Report) -> list[str]:
@@ -296,5 +320,6 @@ def _repositories(counts: dict[str, int]) -> str:
         "cache": "from the repository cache",
         "repo_path": "the task's repo_path",
         "none": "none (issue only)",
+        "no_rubric": "none: the rubric failed first",
     }
     return ", ".join(f"{names.get(k, k)} {n}" for k, n in counts.items()) or "none"

@@ -42,15 +42,33 @@ def _request_fix(failures: dict[str, int]) -> str:
     return "Check --model and --api-base, then run the same command again to retry."
 
 
-def rubric_fix(reasons: Counter[str]) -> str:
-    """What to do when rubrics failed, by the most common reason."""
+_MIRROR = (
+    "--repo-url 'file:///path/to/mirrors/{owner}__{name}.git' (local git mirrors of the"
+    " upstreams, used exactly as GitHub would be; README: Repositories at base_commit)"
+)
+
+
+def rubric_fix(reasons: Counter[str], explorer: str = "") -> str:
+    """What to do when rubrics failed, by the most common reason (and the explorer in force)."""
     top = reasons.most_common(1)[0][0] if reasons else ""
     if top.startswith("no_repository"):
+        fetch = "fetch_failed" in top or "timeout" in top
+        why = (
+            "The repositories could not be fetched (no network, or the URL template does not reach"
+            " the upstreams)"
+            if fetch
+            else "The explorer had no repository"
+        )
+        if explorer == "static":
+            return (
+                f"{why}. The static explorer works without one: --repo-url none writes the"
+                f" issue-only static rubric (no repository at all), or give a mirror: {_MIRROR};"
+                " or give each task a repo_path (a checkout at base_commit). Resuming retries them."
+            )
         return (
-            "The explorer needs the repository: give each task a repo_path (a checkout at"
-            " base_commit) or let it be fetched (repo and base_commit, --repo-url), use a"
-            " swerex-docker or swerex-modal sandbox, or use --explorer static or issue-only;"
-            " resuming retries them."
+            f"{why}. Give each task a repo_path (a checkout at base_commit), a mirror: {_MIRROR},"
+            " or a swerex-docker or swerex-modal sandbox (the repository is in the image); or"
+            " --explorer issue-only (no repository; the paper's ablation). Resuming retries them."
         )
     if top.startswith("sandbox_error"):
         return (
@@ -99,7 +117,7 @@ def diagnose(report: Report) -> Problems:
     if tasks and report.rubrics.ok == 0 and failed_rubrics:
         out.fatal.append(
             f"Every rubric failed ({tasks} tasks: {_counts(dict(failed_rubrics))}), so no candidate"
-            f" has a rubric score. {rubric_fix(failed_rubrics)}"
+            f" has a rubric score. {rubric_fix(failed_rubrics, report.explorer)}"
         )
     selection = report.selection
     if tasks and selection.tasks_without_primary_value == tasks:
@@ -187,7 +205,7 @@ def explore_problems(statuses: list[RubricStatus]) -> Problems:
     if statuses and len(failed) and sum(failed.values()) == len(statuses):
         out.fatal.append(
             f"Every rubric failed ({len(statuses)} tasks: {_counts(dict(failed))})."
-            f" {rubric_fix(failed)}"
+            f" {rubric_fix(failed, statuses[0].source.removeprefix('explorer:'))}"
         )
     else:
         for reason, n in sorted(failed.items()):

@@ -110,8 +110,14 @@ def rubric_yaml(summary: str, path: str | None, symbol: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+_CODE = re.compile(r"```.*?(?:```|\Z)", re.S)
+
+
 def _summary(issue: str) -> str:
-    first = " ".join(issue.split())[:160]
+    """The issue's opening words, without its code: a summary, as a model would write one. A code
+    fence copied from the issue would end the fenced block a text-action reply puts the rubric in."""
+    prose = _CODE.sub(" ", issue).replace("`", "'")
+    first = " ".join(prose.split())[:160]
     return first or "The issue"
 
 
