@@ -122,6 +122,8 @@ _LAZY: dict[str, str] = {
     "RunConfig": "agentic_rubrics.pipeline.config",
     "load_config": "agentic_rubrics.pipeline.config",
     "write_report": "agentic_rubrics.pipeline.runner",
+    "report_folder": "agentic_rubrics.pipeline.runner",
+    "register_selector": "agentic_rubrics.rank.selectors",
     "load_tasks": "agentic_rubrics.data",
     "RunFolder": "agentic_rubrics.data",
     "load_examples": "agentic_rubrics.datasets.bundled",

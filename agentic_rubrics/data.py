@@ -184,7 +184,12 @@ class RunFolder:
             ):  # fmt: skip
                 child.unlink(missing_ok=True)
             # the response cache too: a restarted run must not get its answers from the old one
-            for folder in (self.rubrics_dir, self.trajectories_dir, self.cache_dir):
+            for folder in (
+                self.rubrics_dir,
+                self.trajectories_dir,
+                self.cache_dir,
+                self.root / "selections",
+            ):
                 if folder.exists():
                     shutil.rmtree(folder)
         self.root.mkdir(parents=True, exist_ok=True)

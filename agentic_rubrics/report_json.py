@@ -224,6 +224,41 @@ class Cost(_Part):
     """Answers whose provider gave no usable token counts (their cost is unknown)."""
 
 
+class PairedDifference(_Part):
+    """Best@K of one selector minus another's, per task, paired over the same resampled tasks."""
+
+    difference: Number | None
+    """Mean per-task difference (``None``: no task)."""
+    ci: list[float] | None
+    """95% paired bootstrap interval (``None``: resampling off or undefined)."""
+    better: int
+    """Tasks where the first selector's expected pick is better."""
+    worse: int
+    """Tasks where it is worse."""
+    tasks: int
+    """Tasks compared."""
+
+
+class GapClosed(_Part):
+    """(Best@K - Random@K) / (Oracle Pass@K - Random@K) over the tasks: 0 random, 1 the oracle."""
+
+    value: Number | None
+    """``None``: the oracle is no better than random on these tasks."""
+    ci: list[float] | None
+    """95% bootstrap interval of the ratio."""
+
+
+class Comparisons(_Part):
+    """Selectors compared on the same tasks (:mod:`agentic_rubrics.report.compare`)."""
+
+    ks: list[int]
+    """The K compared."""
+    paired: dict[str, dict[str, dict[str, PairedDifference]]]
+    """selector -> the selector it is compared with (the primary, self_consistency) -> K -> difference."""
+    gap_closed: dict[str, dict[str, GapClosed]]
+    """selector -> K -> the share of the random→oracle gap it closes."""
+
+
 class Similarity(_Part):
     """How agreement between candidates was measured."""
 
@@ -347,6 +382,8 @@ class Report(_Part):
     """How agreement was measured (``None``: no task recorded it)."""
     tasks: list[TaskSummary]
     """Each finished task."""
+    comparisons: Comparisons | None = None
+    """Paired differences in Best@K and the gap each selector closes (``None``: no labels)."""
     verdicts_changed: list[str] = Field(default_factory=list)
     """Tasks whose verdict rows on disk differ from those they wrote (a hand edit)."""
     problems: Problems = Field(default_factory=Problems)

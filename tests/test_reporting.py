@@ -7,6 +7,7 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -218,3 +219,35 @@ def test_the_audit_says_how_to_point_it_at_a_run(tmp_path: Path) -> None:
         os.utime(folder, (1_000_000 + n, 1_000_000 + n))
     (tmp_path / "notebooks").mkdir()
     assert audit.find_run(tmp_path / "notebooks") == newer.resolve()
+
+
+def test_the_notebook_extra_installs_what_the_notebook_imports() -> None:
+    """Every module the audit notebook imports comes from the package's own dependencies, or from
+    the ``notebook`` extra (directly, or as a requirement of one of its packages)."""
+    import json
+    import re
+    import sys
+    import tomllib
+    from importlib.metadata import packages_distributions, requires
+
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    name = lambda spec: re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0].lower()  # noqa: E731
+    core = {name(d) for d in meta["dependencies"]}
+    extra = {name(d) for d in meta["optional-dependencies"]["notebook"]}
+    assert {"jupyterlab", "ipykernel"} <= extra
+    beneath = {name(r) for e in extra for r in (_requires(requires, e) or [])}
+    nb = json.loads((ROOT / "notebooks" / "rubric_utility_audit.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    modules = set(re.findall(r"^\s*(?:from|import)\s+(\w+)", code, re.M))
+    found = packages_distributions()
+    for module in modules - set(sys.stdlib_module_names) - {"agentic_rubrics"}:
+        dists = {d.lower() for d in found.get(module, [])}
+        assert dists & (core | extra | beneath), (module, dists)
+
+
+def _requires(requires: Any, dist: str) -> list[str] | None:
+    try:
+        found: list[str] | None = requires(dist)
+    except Exception:  # not installed here (jupyterlab is not in the dev extra)
+        return None
+    return found

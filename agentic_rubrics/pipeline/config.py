@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agentic_rubrics.datasets.repos import RepoConfig
 from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
@@ -18,7 +18,7 @@ from agentic_rubrics.judge.judges import JudgeConfig
 from agentic_rubrics.pipeline.executors import ExecutorConfig, LocalExecutorConfig, executor_section
 from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
 from agentic_rubrics.rank.scoring import DecisionPolicy
-from agentic_rubrics.rank.selectors import check_names, get_selector
+from agentic_rubrics.rank.selectors import check_names, get_selector, register_selector
 
 _CLI_RESULTS = Effect("results", cli=True)
 _CLI_SPEED = Effect("speed", cli=True)
@@ -74,6 +74,14 @@ class RunConfig(BaseModel):
     @classmethod
     def _executor_section(cls, data: Any) -> Any:
         return executor_section(data) if isinstance(data, dict) else data
+
+    @field_validator("selectors", mode="before")
+    @classmethod
+    def _given_selectors(cls, value: Any) -> Any:
+        """A selector object or function given in Python is registered here, under its name."""
+        if isinstance(value, list | tuple):
+            return [v if isinstance(v, str) else register_selector(v) for v in value]
+        return value
 
     @model_validator(mode="before")
     @classmethod

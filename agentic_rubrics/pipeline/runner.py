@@ -197,7 +197,7 @@ def report_folder(
     tasks_file: Path | None = None,
     labels_file: Path | None = None,
     seed: int | None = None,
-    selectors: list[str] | None = None,
+    selectors: list[Any] | None = None,
 ) -> dict[str, Any]:
     """The ``report`` command: recompute every report file of a run folder, nothing rerun.
 
@@ -207,6 +207,10 @@ def report_folder(
     """
     folder = RunFolder(out)
     folder.config()  # not a run folder: say so first
+    if selectors is not None:  # a selector object or function given in Python: by its name
+        from agentic_rubrics.rank.selectors import register_selector
+
+        selectors = [s if isinstance(s, str) else register_selector(s) for s in selectors]
     with folder_lock(folder.root):
         return _report_locked(folder, out, tasks_file, labels_file, seed, selectors)
 

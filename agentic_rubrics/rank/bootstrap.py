@@ -324,6 +324,11 @@ class Intervals:
             self._counts[n] = resample_counts(n, self.n_resamples, self.seed)
         return self._counts[n]
 
+    def resamples(self, n: int) -> Any:
+        """The resample counts over ``n`` units every interval of this object uses: two statistics
+        of the same units are paired (``None`` with resampling off)."""
+        return self._counts_for(n) if self.n_resamples else None
+
     def _remembered(
         self, key: str, compute: Any, bounds: tuple[float, float], point: Any
     ) -> Interval:

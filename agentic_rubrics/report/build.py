@@ -21,6 +21,7 @@ from agentic_rubrics.rank.bootstrap import Intervals
 from agentic_rubrics.rank.rerank import select, similarity_summary
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
+from agentic_rubrics.report.compare import compare
 from agentic_rubrics.report.repeats import repeat_stability
 from agentic_rubrics.report.results import TaskResult
 from agentic_rubrics.report.selection import choose, primary_reason
@@ -217,6 +218,7 @@ def build_report_and_results(
             cfg.get("max_cost_usd"),
         ),
         "similarity": similarity_summary(t.progress.baselines for t in results),
+        "comparisons": compare(labelled, selectors, ks, cis) if labelled and ks else None,
         "verdicts_changed": sorted(t.instance_id for t in results if t.verdicts_changed),
         "tasks": [_task_summary(t, selectors) for t in results],
     }
@@ -362,7 +364,10 @@ def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
 
 
 def score_rows(results: list[TaskResult]) -> list[dict[str, Any]]:
-    """One record per candidate: S, its coverage, the decision with its reason codes, the picks."""
+    """One record per candidate: S, its coverage, the decision with its reason codes, its label
+    (``resolved``: ``None`` unlabelled), each selector's ranking value (the rubric's is tiered:
+    ``rank_tier`` — empty patch < no verdict < failed gate < inconclusive < scored — then S within the
+    tier) and value (what ROC-AUC and PR-AUC rest on: S for the rubric), and the picks."""
     rows = []
     for t in results:
         picked = {name: p.candidate_id for name, p in t.picks.items()}
@@ -382,7 +387,9 @@ def score_rows(results: list[TaskResult]) -> list[dict[str, Any]]:
                     "decision": s.decision,
                     "reasons": s.reasons,
                     "rank_tier": s.rank_tier,
+                    "resolved": t.labels.get(cid),
                     "ranking": {name: t.rankings[name].get(cid) for name in t.rankings},
+                    "values": {name: t.values[name].get(cid) for name in t.values},
                     "selected_by": sorted(name for name, pick in picked.items() if pick == cid),
                 }
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentic_rubrics.report.compare import comparison_lines
 from agentic_rubrics.report_json import Cost, Rate, Report, Similarity
 from agentic_rubrics.rubric.grounding import grounding_markdown
 
@@ -142,6 +143,7 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
     out = [
         *_header_lines(report),
         *_best_at_k_lines(report),
+        *comparison_lines(report.comparisons),
         *_ranking_lines(report),
         *_similarity_lines(report.similarity),
         *_coverage_lines(report),

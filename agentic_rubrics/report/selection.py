@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from agentic_rubrics.data import RunFolder, atomic_write_text
+from agentic_rubrics.data import RunFolder, atomic_write_text, safe_name
 from agentic_rubrics.datasets.inputs import scored_patches
 from agentic_rubrics.exceptions import DataError
 
@@ -73,16 +73,42 @@ def primary_reason(config: dict[str, Any], selectors: list[str], given_now: bool
 
 def write_selections(folder: RunFolder, report: Report, results: list[TaskResult]) -> None:
     """Write selections.jsonl: each task's pick (by the primary selector, or its fallback), with the
-    patch it scored.
+    patch it scored; and ``selections/<selector>.jsonl``, every selector's own picks (no fallback),
+    in the same SWE-bench predictions format. Files there of selectors this report does not name are
+    removed: the folder holds the picks of one report.
 
     Raises:
         DataError: the run folder does not hold the patch a pick was scored on.
     """
     primary = report.primary_selector
     patches = scored_patches(folder)
+    picks = {t.instance_id: t.picks[t.selected_by or primary].candidate_id for t in results}
+    atomic_write_text(folder.selections_path, _lines(folder, results, picks, primary, patches))
+    where = folder.root / SELECTIONS_DIR
+    where.mkdir(exist_ok=True)
+    names = {f"{safe_name(name)}.jsonl": name for name in report.selectors}
+    for name_file, name in names.items():
+        own = {t.instance_id: t.picks[name].candidate_id for t in results}
+        atomic_write_text(where / name_file, _lines(folder, results, own, name, patches))
+    for stale in where.glob("*.jsonl"):
+        if stale.name not in names:
+            stale.unlink()
+
+
+SELECTIONS_DIR = "selections"
+"""``selections/<selector>.jsonl`` beside the primary selections.jsonl (names as file names)."""
+
+
+def _lines(
+    folder: RunFolder,
+    results: list[TaskResult],
+    picks: dict[str, str | None],
+    name: str,
+    patches: dict[tuple[str, str, str], str],
+) -> str:
     lines = []
     for t in results:
-        pick = t.picks[t.selected_by or primary].candidate_id
+        pick = picks[t.instance_id]
         if pick is None:
             continue
         recorded = t.progress.candidate(pick)
@@ -95,8 +121,8 @@ def write_selections(folder: RunFolder, report: Report, results: list[TaskResult
             )
         row = {
             "instance_id": t.instance_id,
-            "model_name_or_path": f"agentic-rubrics/{primary}",
+            "model_name_or_path": f"agentic-rubrics/{name}",
             "model_patch": patch,
         }
         lines.append(json.dumps(row, ensure_ascii=False) + "\n")
-    atomic_write_text(folder.selections_path, "".join(lines))
+    return "".join(lines)

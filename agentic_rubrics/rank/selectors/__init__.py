@@ -18,10 +18,12 @@ time); one that ``needs_model`` only when a run names it and has a judge model.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from agentic_rubrics.exceptions import ConfigError, DataError
@@ -155,18 +157,112 @@ def registry() -> dict[str, str]:
 
 
 def selector_names() -> list[str]:
-    """The names a run or a report may use."""
-    return list(registry())
+    """The names a run or a report may use: registered ones, and those given in this process."""
+    return [*registry(), *(n for n in _GIVEN if n not in registry())]
 
 
 _LOADED: dict[str, Selector] = {}
+_GIVEN: dict[str, Selector] = {}
+"""Selectors handed over in this process (:func:`register_selector`), by name."""
+_PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+"""A selector named by where it lives: ``module:attribute``, found on ``sys.path``."""
+
+
+class FunctionSelector(BaseSelector):
+    """A plain function ``ranking(task) -> {candidate id: value}`` as a selector (no features)."""
+
+    def __init__(self, fn: Callable[[RankingInput], Ranking], name: str) -> None:
+        self.fn, self.name = fn, name
+        self.description = (getattr(fn, "__doc__", None) or name).strip().splitlines()[0]
+
+    def ranking(self, task: RankingInput) -> Ranking:
+        found = self.fn(task)
+        return {cid: found.get(cid) for cid in task.scores}
+
+
+def _as_selector(found: Any, name: str) -> Selector:
+    """A selector class, instance or plain ranking function, as a selector named ``name``."""
+    if isinstance(found, type):
+        found = found()
+    if hasattr(found, "ranking"):
+        return found  # type: ignore[no-any-return]
+    if callable(found):
+        return FunctionSelector(found, name)
+    raise ConfigError(
+        f"selector {name!r} is a {type(found).__name__}: expected a selector (a class or object"
+        " with ranking(task)) or a function ranking(task) -> {candidate id: value}"
+    )
+
+
+def register_selector(selector: Any, name: str | None = None) -> str:
+    """Hand a selector to this process's runs and reports without packaging it: a selector class
+    or object (see :class:`Selector`), or a plain function ``ranking(task) -> {candidate id: value}``
+    (``task`` has ``instance_id``, ``scores``, ``baselines``). Returns the name to put in
+    ``selectors``: ``name``, else the selector's own ``name``, else ``module:qualname`` of the
+    function. Its features, if any, are computed when a run names it."""
+    chosen = (
+        name
+        or getattr(selector, "name", None)
+        or (f"{getattr(selector, '__module__', '?')}:{getattr(selector, '__qualname__', '?')}")
+    )
+    if chosen in BUILTIN:
+        raise ConfigError(f"selector {chosen!r}: a built-in selector has that name")
+    made = _as_selector(selector, chosen)
+    if getattr(made, "name", chosen) != chosen:
+        made = _Renamed(made, chosen)
+    _GIVEN[chosen] = made
+    return chosen
+
+
+@dataclass
+class _Renamed:
+    """A selector known here by another name than its own."""
+
+    inner: Any
+    name: str
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(self.inner, attr)
+
+
+def _import_path(name: str) -> Selector:
+    """A selector named ``module:attribute``: imported from ``sys.path`` (the current directory
+    too: a research script's module beside it), once per process."""
+    module, _, attr = name.partition(":")
+    cwd = str(Path.cwd())
+    added = cwd not in sys.path and "" not in sys.path
+    if added:
+        sys.path.append(cwd)
+    try:  # a user's code: whatever it raises, the run names it and stops
+        found: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            found = getattr(found, part)
+    except Exception as exc:
+        raise ConfigError(
+            f"selector {name!r}: cannot import it ({type(exc).__name__}: {exc}); a selector given"
+            " as module:attribute is looked up on sys.path and in the current directory"
+        ) from exc
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    return _as_selector(found, name)
 
 
 def get_selector(name: str) -> Selector:
-    """The selector registered as ``name`` (imported on first use); unknown names list the known ones."""
+    """The selector registered as ``name`` (imported on first use), handed over in this process, or
+    named by its place (``module:attribute``); unknown names list the known ones."""
+    if name in _GIVEN:
+        return _GIVEN[name]
     where = registry().get(name)
     if where is None:
-        raise ConfigError(f"unknown selector {name!r}; known: {', '.join(selector_names())}")
+        if _PATH.match(name):
+            if name not in _LOADED:
+                _LOADED[name] = _import_path(name)
+            return _LOADED[name]
+        raise ConfigError(
+            f"unknown selector {name!r}; known: {', '.join(selector_names())}, or a"
+            " module:attribute of your own"
+        )
     key = f"{name}={where}"
     if key not in _LOADED:
         module, _, attr = where.partition(":")
@@ -184,11 +280,15 @@ def get_selector(name: str) -> Selector:
 
 
 def check_names(names: list[str]) -> None:
-    """Refuse unknown, repeated or no selector names (a ``ValueError`` naming the known ones)."""
+    """Refuse unknown, repeated or no selector names (a ``ValueError`` naming the known ones); a
+    ``module:attribute`` is accepted here and imported when used."""
     known = selector_names()
-    unknown = [s for s in names if s not in known]
+    unknown = [s for s in names if s not in known and not _PATH.match(s)]
     if unknown or not names or len(set(names)) != len(names):
-        raise ValueError(f"selectors must be distinct names among {', '.join(known)}; got {names}")
+        raise ValueError(
+            f"selectors must be distinct names among {', '.join(known)}, or module:attribute"
+            f" of your own; got {names}"
+        )
 
 
 def fitted_weights(names: list[str], instance_ids: list[str]) -> dict[str, Any]:
@@ -213,7 +313,8 @@ async def compute_features(given: FeatureInput, chosen: list[str]) -> dict[str, 
     would change the other's ranking (a ``ConfigError`` names both)."""
     out: dict[str, Any] = {}
     owner: dict[str, str] = {}
-    for name in selector_names():
+    extra = [n for n in chosen if n not in selector_names()]  # module:attribute ones
+    for name in [*selector_names(), *extra]:
         if name not in BUILTIN and name not in chosen:
             continue
         selector = get_selector(name)
@@ -226,7 +327,7 @@ async def compute_features(given: FeatureInput, chosen: list[str]) -> dict[str, 
                 found = await selector.features(given)
             except Exception as exc:
                 raise ConfigError(
-                    f"selector {name!r} ({registry()[name]}): its features failed on"
+                    f"selector {name!r} ({registry().get(name, 'given here')}): its features failed on"
                     f" {given.task.instance_id}: {type(exc).__name__}: {exc}"
                 ) from exc
         for key in found:
