@@ -25,6 +25,8 @@ app = typer.Typer(
     help="Pick the right patch out of K candidates without running them.",
     no_args_is_help=True,
     add_completion=False,
+    # help as written: no rich markup ("[ray]" is text), flags shown without a value
+    rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
 
@@ -131,7 +133,8 @@ def _command(stages: tuple[str, ...], doc: str) -> Any:
         _run_stages(stages, tasks, out, RunOptions(**kwargs))
 
     command.__doc__ = doc
-    return with_run_options(command, ["tasks", "out"])
+    name = stages[0] if len(stages) == 1 else "run"
+    return with_run_options(command, ["tasks", "out"], name)
 
 
 app.command("run")(
@@ -293,9 +296,17 @@ def calibrate(
         )
 
 
+ReportOut = Annotated[
+    Path,
+    typer.Option(
+        "--out", help="The run folder to report on (it must exist; nothing is written elsewhere)."
+    ),
+]
+
+
 @app.command()
 def report(
-    out: OutOpt,
+    out: ReportOut,
     tasks: Annotated[
         Path | None,
         typer.Option(

@@ -9,6 +9,7 @@ settings from their values (:meth:`RunOptions.overrides`); a test holds the ``Se
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import inspect
@@ -289,15 +290,66 @@ def option_settings() -> dict[str, Sets]:
     return out
 
 
-def with_run_options(target: Any, leading: list[str]) -> Any:
+STAGE_OF: dict[str, str] = {
+    "explorer": "explore",
+    "explorer_model": "explore",
+    "sandbox": "explore",
+    "unsafe_local_sandbox": "explore",
+    "max_turns": "explore",
+    "trajectories": "explore",
+    "judge_model": "judge",
+    "repeats": "judge",
+    "items_per_call": "judge",
+}
+"""The options only one stage uses (the others: every stage). An option another stage uses is still
+offered: it sets the run folder's configuration, which every stage run on that folder must match."""
+
+_UNUSED = {
+    "explore": "Not used by explore: recorded in the run folder's configuration, which `judge` on"
+    " this folder must be given the same. ",
+    "judge": "Not used by judge (the rubrics are written): recorded in the run folder's"
+    " configuration, which must be what `explore` was given. ",
+}
+
+
+def real_default(name: str) -> str | None:
+    """What an option that leaves its setting unset gets: the setting's default in RunConfig (the
+    first path it sets), as help shows it; ``None`` when there is none to show."""
+    from agentic_rubrics.pipeline.config import RunConfig
+
+    sets = option_settings().get(name)
+    if sets is None or sets.composed:
+        return None
+    value: Any = RunConfig()
+    for part in sets.paths[0].split("."):
+        value = getattr(value, part, None)
+    if value is None or isinstance(value, bool):
+        return None
+    if name == "selectors":
+        from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
+
+        return f"{','.join(BASE_SELECTORS)}; with a model {','.join(MODEL_SELECTORS)}"
+    kind = getattr(value, "type", None) or getattr(value, "kind", None)
+    return str(kind if kind is not None else value)
+
+
+def with_run_options(target: Any, leading: list[str], command: str = "run") -> Any:
     """Give ``target`` its leading parameters, then one per option (typer reads the signature); it
-    takes the options as ``**kwargs`` for ``RunOptions(**kwargs)``."""
+    takes the options as ``**kwargs`` for ``RunOptions(**kwargs)``. For ``explore`` and ``judge``,
+    an option the other stage uses says so; every option with a setting shows its real default."""
     own_hints = typing.get_type_hints(target, include_extras=True)
     own = inspect.signature(target).parameters
     params = [own[name].replace(annotation=own_hints[name]) for name in leading]
     for field in dataclasses.fields(RunOptions):
         hint = _hints()[field.name]
         option = next(m for m in hint.__metadata__ if isinstance(m, typer.models.ParameterInfo))
+        option = copy.copy(option)
+        stage = STAGE_OF.get(field.name)
+        if command in _UNUSED and stage is not None and stage != command:
+            option.help = _UNUSED[command] + (option.help or "")
+        default = real_default(field.name)
+        if default is not None and field.default is None:
+            option.show_default = default
         params.append(
             inspect.Parameter(
                 field.name,
