@@ -44,7 +44,7 @@ def _request_fix(failures: dict[str, int]) -> str:
 
 _MIRROR = (
     "--repo-url 'file:///path/to/mirrors/{owner}__{name}.git' (local git mirrors of the"
-    " upstreams, used exactly as GitHub would be; README: Repositories at base_commit)"
+    " upstreams, used exactly as GitHub would be; docs/swebench.md)"
 )
 
 

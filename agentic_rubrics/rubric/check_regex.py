@@ -7,7 +7,7 @@ check's regex gets :data:`REGEX_SECONDS` of CPU time for all the lines of one pa
 says ``check_error`` with the detail ``timeout`` instead of deciding.
 
 Validation accepts exactly what Python's ``re`` compiles (the syntax users write), and also requires
-that ``regex`` compiles it. Where the two engines read the same pattern differently the README says
+that ``regex`` compiles it. Where the two engines read the same pattern differently docs/formats.md says
 so (in short: ``[[:alpha:]]`` is a POSIX class in ``regex`` and a plain set in ``re``).
 """
 

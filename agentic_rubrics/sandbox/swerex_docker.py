@@ -86,7 +86,7 @@ class SweRexDockerConfig(SweRexConfig):
     commit when it is known) and check that no other commit, ref or object is left."""
     no_network: bool = True
     """After start-up, cut the container's network down to the one address its runtime is reached
-    from, and start it without NET_RAW (README: sandboxes)."""
+    from, and start it without NET_RAW (docs/explorers-and-sandboxes.md)."""
     docker_args: list[str] = Field(default_factory=list)
     """Extra ``docker run`` arguments (e.g. ``--memory=10g``, ``--pids-limit=1024``). SWE-ReX reaches
     its runtime through a published port, so ``--network none``/``host``/``container:...`` cannot
@@ -349,7 +349,7 @@ async def _cut_network(config: SweRexDockerConfig, deployment: Any) -> list[str]
     except (ValueError, KeyError, TypeError) as exc:
         raise SandboxError(
             f"swerex-docker: cannot cut the container's network: {exc}; no_network: false runs"
-            " with docker's network instead (README: sandboxes)"
+            " with docker's network instead (docs/explorers-and-sandboxes.md)"
         ) from None
     try:
         await _execute(deployment, ["true"], "reaching the runtime", timeout=60)
@@ -357,7 +357,7 @@ async def _cut_network(config: SweRexDockerConfig, deployment: Any) -> list[str]
         raise SandboxError(
             f"swerex-docker: the runtime does not answer once the network is cut to {kept}: its"
             f" connections come from elsewhere here ({exc}); no_network: false runs with docker's"
-            " network instead (README: sandboxes)"
+            " network instead (docs/explorers-and-sandboxes.md)"
         ) from exc
     return [str(address) for address in kept]
 
