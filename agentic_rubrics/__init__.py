@@ -4,74 +4,23 @@ Stages: explore the repository and write a weighted rubric (``rubrics.yaml``); j
 item by item (a model, or deterministic checks); score S with missing verdicts excluded; select the
 best candidate per task; report Best@K, ROC-AUC, PR-AUC, coverage, flakiness and cost.
 
-The protocols below are what later stages implement. Importing this package is cheap: the public API
+The protocols (``protocols.py``) are what the stages implement. Importing this package is cheap: the public API
 is loaded on first use, and nothing here imports litellm, swe-rex, matplotlib or scikit-learn.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
-
-from agentic_rubrics.payloads import CommandResult, Completion
-from agentic_rubrics.types import Rubric, Verdict
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 
-@runtime_checkable
-class Model(Protocol):
-    """An async chat-completion model (a litellm model string behind it, or a scripted fake)."""
-
-    name: str
-    """The model identifier recorded beside every verdict it gives."""
-
-    async def complete(self, messages: list[dict[str, Any]], **params: Any) -> Completion:
-        """Answer one chat; ``params`` are passed through (temperature, max_tokens, ...)."""
-        ...
-
-
-@runtime_checkable
-class Sandbox(Protocol):
-    """A place to run read-only exploration commands against a repository at its base commit."""
-
-    async def run(
-        self, command: str, *, timeout: float = 30.0, max_output: int = 20_000
-    ) -> CommandResult:
-        """Run a shell command; kill it after ``timeout`` seconds; cut output at ``max_output`` chars."""
-        ...
-
-    async def read_file(self, path: str, *, max_bytes: int = 200_000) -> str:
-        """Read a repository-relative file as text (cut at ``max_bytes``)."""
-        ...
-
-    async def close(self) -> None:
-        """Release the sandbox and everything it created."""
-        ...
-
-
-@runtime_checkable
-class Judge(Protocol):
-    """Gives one verdict per rubric item for one candidate; never a score it did not derive."""
-
-    name: str
-    """What decided the verdicts, recorded in every record (e.g. ``checks``)."""
-
-    async def judge(
-        self,
-        *,
-        instance_id: str,
-        issue: str,
-        rubric: Rubric,
-        candidate_id: str,
-        patch: str,
-        repeat: int = 0,
-    ) -> list[Verdict]:
-        """Exactly one verdict per rubric item, each ``judged``, ``checked`` or ``missing``."""
-        ...
-
-
 _LAZY: dict[str, str] = {
+    # the protocols
+    "Model": "agentic_rubrics.protocols",
+    "Sandbox": "agentic_rubrics.protocols",
+    "Judge": "agentic_rubrics.protocols",
     # vocabulary
     "Task": "agentic_rubrics.types",
     "Candidate": "agentic_rubrics.types",
@@ -155,7 +104,7 @@ _LAZY: dict[str, str] = {
     "tie_rate": "agentic_rubrics.rank.metrics",
 }
 
-__all__ = ["Judge", "Model", "Sandbox", "__version__", *_LAZY]
+__all__ = sorted(["__version__", *_LAZY])
 
 
 def __getattr__(name: str) -> Any:
@@ -196,6 +145,7 @@ if TYPE_CHECKING:
     from agentic_rubrics.pipeline.config import RunConfig, load_config
     from agentic_rubrics.pipeline.runner import run, run_async, write_report
     from agentic_rubrics.prompts import load_prompt
+    from agentic_rubrics.protocols import Judge, Model, Sandbox
     from agentic_rubrics.rank.metrics import (
         best_at_k,
         bootstrap_ci,

@@ -175,6 +175,9 @@ def test_each_sandbox_says_whether_it_needs_the_repository_and_isolates() -> Non
 class EchoSandbox:
     """A sandbox that answers every command with its own text (the protocol, nothing else)."""
 
+    kind = "echo"
+    workdir = "/"
+
     def __init__(self, where: Where) -> None:
         self.where = where
         self.closed = False

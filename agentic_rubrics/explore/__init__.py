@@ -18,8 +18,8 @@ from typing import Annotated, Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from agentic_rubrics import Sandbox
 from agentic_rubrics.llm.door import LLM, LLMConfig
+from agentic_rubrics.protocols import Sandbox
 from agentic_rubrics.sandbox import AutoConfig, SandboxConfig
 from agentic_rubrics.types import Rubric, Task
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from agentic_rubrics import Sandbox
 from agentic_rubrics.exceptions import (
     BudgetExceeded,
     ExplorationFailed,
@@ -41,6 +40,7 @@ from agentic_rubrics.llm.door import LLM, CallFailed
 from agentic_rubrics.llm.params import context_budget
 from agentic_rubrics.payloads import Completion
 from agentic_rubrics.prompts import load_prompt
+from agentic_rubrics.protocols import Sandbox
 from agentic_rubrics.rubric.checks import CHECKS
 from agentic_rubrics.types import Rubric, Task
 
@@ -123,7 +123,7 @@ class AgentExplorer:
     def _start(self, task: Task, sandbox: Sandbox, native: bool) -> Conversation:
         p = self.prompt
         variables = {
-            "workspace": str(getattr(sandbox, "workdir", "the current folder")),
+            "workspace": sandbox.workdir,
             "max_turns": self.max_turns,
             "checks": check_vocabulary(),
             "repo": task.repo or task.instance_id,

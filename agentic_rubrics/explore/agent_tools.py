@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_rubrics import Sandbox
 from agentic_rubrics.exceptions import RubricError, SandboxError
 from agentic_rubrics.explore import tools
 from agentic_rubrics.prompts import Prompt
+from agentic_rubrics.protocols import Sandbox
 from agentic_rubrics.rubric.file import parse_rubric
 from agentic_rubrics.types import Rubric, Task
 

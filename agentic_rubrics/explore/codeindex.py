@@ -15,7 +15,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from agentic_rubrics import Sandbox
+from agentic_rubrics.protocols import Sandbox
 
 LOW_PRIOR_PARTS = frozenset(
     {

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agentic_rubrics import Sandbox
 from agentic_rubrics.explore.codeindex import CodeIndex
 from agentic_rubrics.explore.common import (
     CODE_LINE,
@@ -27,6 +26,7 @@ from agentic_rubrics.explore.leads import Located, locate
 from agentic_rubrics.explore.mentions import Mentions, find_mentions, is_builtin_exception
 from agentic_rubrics.explore.repo_items import applies_item, changes_function_check, postimage_items
 from agentic_rubrics.patch import is_test_path
+from agentic_rubrics.protocols import Sandbox
 from agentic_rubrics.types import Rubric, Task
 
 

@@ -22,8 +22,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from agentic_rubrics import Sandbox
 from agentic_rubrics.prompts import Prompt
+from agentic_rubrics.protocols import Sandbox
 
 VIEW_PAGE_LINES = 200
 SEARCH_PAGE = 50

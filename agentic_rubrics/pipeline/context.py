@@ -9,7 +9,6 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from agentic_rubrics import Judge, Model
 from agentic_rubrics.datasets.repos import RepoCache, RepoTree, resolve_repo_path
 from agentic_rubrics.explore import Explorer
 from agentic_rubrics.judge.judges import ChecksJudge, LLMJudge
@@ -17,6 +16,7 @@ from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm.door import LLM, LLMConfig, llm_slot_key
 from agentic_rubrics.llm.spend import SpendLog
 from agentic_rubrics.pipeline.config import RunConfig
+from agentic_rubrics.protocols import Judge, Model
 from agentic_rubrics.redaction import Redactor, url_secrets
 from agentic_rubrics.types import Task
 

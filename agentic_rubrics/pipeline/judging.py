@@ -11,10 +11,10 @@ import logging
 import re
 from typing import Any
 
-from agentic_rubrics import Judge
 from agentic_rubrics.exceptions import JudgeError
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.context import RunContext
+from agentic_rubrics.protocols import Judge
 from agentic_rubrics.rank.selectors import FeatureInput, compute_features
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses
 from agentic_rubrics.types import Rubric, Task

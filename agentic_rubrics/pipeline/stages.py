@@ -220,7 +220,7 @@ async def _explore(
                     allow_unisolated=cfg.allow_unisolated,
                 )
             # with no repository the static explorer writes the issue-only static rubric
-            kind = getattr(sandbox, "kind", None)
+            kind = sandbox.kind if sandbox is not None else None
             try:
                 rubric, steps = await ctx.explorer.explore(task, sandbox)
             except ExplorationFailed as failed:

@@ -21,7 +21,7 @@ from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import CandidateScore, Selection
 
 if TYPE_CHECKING:
-    from agentic_rubrics import Model
+    from agentic_rubrics.protocols import Model
 
 Ranking = dict[str, float | None]
 

@@ -37,7 +37,7 @@ from agentic_rubrics.sandbox.swerex import (
 from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 
 if TYPE_CHECKING:
-    from agentic_rubrics import Sandbox
+    from agentic_rubrics.protocols import Sandbox
 
 __all__ = [
     "AutoConfig",

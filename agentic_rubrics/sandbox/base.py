@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from agentic_rubrics.exceptions import SandboxError
 
 if TYPE_CHECKING:
-    from agentic_rubrics import Sandbox
+    from agentic_rubrics.protocols import Sandbox
 
 log = logging.getLogger(__name__)
 

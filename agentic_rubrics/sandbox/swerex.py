@@ -26,7 +26,7 @@ from agentic_rubrics.sandbox.base import SandboxSpec, Where
 from agentic_rubrics.sandbox.local import TRUNCATION_MARKER, WorkspaceCopy, clean_env
 
 if TYPE_CHECKING:
-    from agentic_rubrics import Sandbox
+    from agentic_rubrics.protocols import Sandbox
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

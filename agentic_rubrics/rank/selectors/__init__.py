@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from agentic_rubrics.exceptions import ConfigError, DataError
 
 if TYPE_CHECKING:
-    from agentic_rubrics import Model
+    from agentic_rubrics.protocols import Model
     from agentic_rubrics.rubric.checks_repo import RepoAnalyses
     from agentic_rubrics.types import CandidateScore, Task
 
