@@ -82,7 +82,7 @@ _LAZY: dict[str, str] = {
     "LLM": "agentic_rubrics.llm.door",
     "LLMConfig": "agentic_rubrics.llm.door",
     "Ledger": "agentic_rubrics.llm.door",
-    "PatchClassifier": "agentic_rubrics.rank.rerank",
+    "PatchClassifier": "agentic_rubrics.rank.classifier",
     "load_prompt": "agentic_rubrics.prompts",
     "JudgeConfig": "agentic_rubrics.judge.judges",
     "StaticExplorer": "agentic_rubrics.explore.static",
@@ -92,7 +92,7 @@ _LAZY: dict[str, str] = {
     "RepoConfig": "agentic_rubrics.datasets.repos",
     "resolve_repo_path": "agentic_rubrics.datasets.repos",
     "select": "agentic_rubrics.rank.rerank",
-    "self_consistency_ranking": "agentic_rubrics.rank.rerank",
+    "self_consistency_ranking": "agentic_rubrics.rank.agreement",
     # metrics
     "best_at_k": "agentic_rubrics.rank.metrics",
     "pass_at_k": "agentic_rubrics.rank.metrics",
@@ -146,6 +146,8 @@ if TYPE_CHECKING:
     from agentic_rubrics.pipeline.runner import run, run_async, write_report
     from agentic_rubrics.prompts import load_prompt
     from agentic_rubrics.protocols import Judge, Model, Sandbox
+    from agentic_rubrics.rank.agreement import self_consistency_ranking
+    from agentic_rubrics.rank.classifier import PatchClassifier
     from agentic_rubrics.rank.metrics import (
         best_at_k,
         bootstrap_ci,
@@ -156,7 +158,7 @@ if TYPE_CHECKING:
         roc_auc,
         tie_rate,
     )
-    from agentic_rubrics.rank.rerank import PatchClassifier, select, self_consistency_ranking
+    from agentic_rubrics.rank.rerank import select
     from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
     from agentic_rubrics.reasons import MISSING_REASONS
     from agentic_rubrics.rubric.checks import CHECKS, check_verdicts, run_check

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cached_property, lru_cache
@@ -304,3 +304,54 @@ def touches_symbol(files: Iterable[ChangedFile], symbol: str) -> bool:
             if at == 0 and (indent is None or indent > 0):
                 return True  # nested in something invisible: qualifiers unknowable from the diff
     return False
+
+
+_HUNK = re.compile(r"@@ -\d{1,10}(?:,(\d{1,10}))? \+\d{1,10}(?:,(\d{1,10}))? @@")
+"""A hunk header; counts of more than ten digits are no hunk (git calls such a patch corrupt)."""
+
+
+def walk_hunks(text: str) -> Iterator[tuple[str, str]]:
+    """Each line of a diff (CRLF read as LF) with what it is to ``git apply``: ``removed``, ``added``
+    or ``context`` inside a hunk, as many as its ``@@`` header counts; ``marker`` for ``\\ No newline
+    at end of file``; ``outside`` for everything else (file headers, ``@@`` lines, a mail's text).
+
+    So a removed line whose text starts with ``--`` (a SQL comment, a YAML separator) or an added one
+    starting with ``++`` is a change, never a header, and nothing past what a hunk counts is a change.
+    """
+    old = new = 0  # lines of the current hunk still to come
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if old > 0 or new > 0:
+            tag = line[:1]
+            if tag == "-" and old > 0:
+                old -= 1
+                yield "removed", line
+                continue
+            if tag == "+" and new > 0:
+                new -= 1
+                yield "added", line
+                continue
+            if tag in (" ", "") and old > 0 and new > 0:  # context (a blank one may lose its space)
+                old, new = old - 1, new - 1
+                yield "context", line
+                continue
+            if tag == "\\":
+                yield "marker", line
+                continue
+            old = new = 0  # not a line this hunk holds: it is over
+        hunk = _HUNK.match(line)
+        if hunk is not None:
+            old = 1 if hunk.group(1) is None else int(hunk.group(1))
+            new = 1 if hunk.group(2) is None else int(hunk.group(2))
+        yield "outside", line
+
+
+def changed_lines(patch: str) -> list[str]:
+    """The ``+``/``-`` lines of a diff's hunks, as :func:`walk_hunks` reads them: not the file headers,
+    not the signature or commit message of a ``git format-patch`` mail, not a line past what a
+    hunk's header counts. Text with no hunk (not a diff) has no changed lines."""
+    return [line for kind, line in walk_hunks(patch) if kind in ("removed", "added")]
+
+
+def outside_hunks(patch: str) -> list[str]:
+    """The lines of a diff outside its hunks (headers, ``@@`` lines, a mail's text)."""
+    return [line for kind, line in walk_hunks(patch) if kind == "outside"]

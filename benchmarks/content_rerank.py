@@ -41,7 +41,7 @@ from agentic_rubrics.rank.content import (
     content_ranking,
     content_rows,
 )
-from agentic_rubrics.rank.rerank import OFFLINE_FEATURES
+from agentic_rubrics.rank.offline import OFFLINE_FEATURES
 from agentic_rubrics.rank.scoring import score_candidate
 from agentic_rubrics.rubric.checks import check_verdicts
 from agentic_rubrics.types import Candidate, Task

@@ -29,7 +29,7 @@ from content_rerank import (
 from agentic_rubrics.datasets.repos import RepoCache, RepoConfig
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.content import CONTENT_FEATURES
-from agentic_rubrics.rank.rerank import OFFLINE_FEATURES, offline_ranking
+from agentic_rubrics.rank.offline import OFFLINE_FEATURES, offline_ranking
 
 Ranking = Callable[[Inst], dict[str, float | None]]
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file
-from agentic_rubrics.rank.rerank import changed_lines, line_agreement, self_consistency_ranking
+from agentic_rubrics.patch import changed_lines
+from agentic_rubrics.rank.agreement import line_agreement, self_consistency_ranking
 
 FILES = {"lite": "lite_candidates.jsonl.gz", "verified": "verified_candidates.jsonl.gz"}
 

@@ -57,7 +57,7 @@ from agentic_rubrics.datasets.swebench import (
 )
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
-from agentic_rubrics.rank.rerank import OFFLINE_FEATURES, offline_feature_rows, offline_ranking
+from agentic_rubrics.rank.offline import OFFLINE_FEATURES, offline_feature_rows, offline_ranking
 from agentic_rubrics.report.build import load_results
 from agentic_rubrics.report.results import TaskResult
 

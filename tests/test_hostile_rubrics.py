@@ -27,7 +27,7 @@ from agentic_rubrics.explore.agent import ExplorationFailed, IssueOnlyExplorer
 from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.payloads import Completion
 from agentic_rubrics.pipeline.runner import RunConfig, run
-from agentic_rubrics.rank.rerank import yes_probability
+from agentic_rubrics.rank.classifier import yes_probability
 from agentic_rubrics.rubric.checks import check_problems, check_verdicts, imported_modules
 from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, rubric_to_yaml
 from agentic_rubrics.testing import Reply, register_script, scripted_calls

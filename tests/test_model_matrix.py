@@ -18,7 +18,7 @@ import pytest
 from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
 from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.llm.reply import strip_reasoning
-from agentic_rubrics.rank.rerank import PatchClassifier
+from agentic_rubrics.rank.classifier import PatchClassifier
 from agentic_rubrics.testing import (
     AnthropicServer,
     LoopbackServer,

@@ -23,7 +23,7 @@ from agentic_rubrics.datasets.bundled import load_examples, write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rank.content import WEIGHTS_FILE
-from agentic_rubrics.rank.rerank import OFFLINE_BIAS, OFFLINE_WEIGHTS
+from agentic_rubrics.rank.offline import shipped
 
 FAST = RunConfig(bootstrap_resamples=50, plots=False)  # plots: test_reporting.py
 # the tests that read the module's demo run share one pytest-xdist worker, so it is made once
@@ -134,10 +134,12 @@ def linear_values(
     s: dict[tuple[str, str], float | None],
     key: str = "offline_features",
     relative: tuple[tuple[str, str], ...] = RELATIVE,
-    weights: dict[str, float] = OFFLINE_WEIGHTS,
-    bias: float = OFFLINE_BIAS,
+    weights: dict[str, float] | None = None,
+    bias: float | None = None,
 ) -> dict[tuple[str, str], float | None]:
     """A linear score from the recorded features (``key``) and S, with the shipped weights."""
+    if weights is None or bias is None:
+        weights, bias, _ = shipped()
     out: dict[tuple[str, str], float | None] = {}
     for iid, p in progress.items():
         feats = p["baselines"][key]

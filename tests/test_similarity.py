@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from agentic_rubrics.data import RunFolder, read_jsonl
+from agentic_rubrics.patch import changed_lines
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
-from agentic_rubrics.rank.rerank import (
-    changed_lines,
+from agentic_rubrics.rank.agreement import (
     line_agreement,
     line_similarity,
-    patch_features,
     self_consistency_ranking,
     similarity_summary,
 )
+from agentic_rubrics.rank.offline import patch_features
 from agentic_rubrics.report.build import build_report_and_results
 from agentic_rubrics.report.markdown import render_markdown
 

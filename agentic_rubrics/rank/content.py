@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from agentic_rubrics.exceptions import DataError, PatchParseError
 from agentic_rubrics.patch import enclosing_chains, is_empty_patch, is_test_path, parse_patch
-from agentic_rubrics.rank.rerank import (
+from agentic_rubrics.rank.offline import (
     OFFLINE_FEATURES,
-    Ranking,
     add_relative,
     offline_feature_rows,
     patch_features,
 )
+from agentic_rubrics.rank.rerank import Ranking
 
 if TYPE_CHECKING:
     from agentic_rubrics.rubric.postimage import PostimageResult

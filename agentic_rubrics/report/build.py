@@ -17,8 +17,9 @@ from agentic_rubrics.datasets.labels import Labels, default_labels
 from agentic_rubrics.exceptions import DataError, RubricError
 from agentic_rubrics.llm.spend import cost_summary, read_spending
 from agentic_rubrics.rank import metrics
+from agentic_rubrics.rank.agreement import similarity_summary
 from agentic_rubrics.rank.bootstrap import Intervals
-from agentic_rubrics.rank.rerank import select, similarity_summary
+from agentic_rubrics.rank.rerank import select
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
 from agentic_rubrics.report.compare import compare

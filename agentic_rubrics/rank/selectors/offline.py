@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_rubrics.exceptions import DataError
-from agentic_rubrics.rank.rerank import line_agreement, offline_ranking, patch_features
+from agentic_rubrics.rank.agreement import line_agreement
+from agentic_rubrics.rank.offline import offline_ranking, patch_features
 from agentic_rubrics.rank.selectors import BaseSelector, FeatureInput, Ranking, RankingInput
 
 

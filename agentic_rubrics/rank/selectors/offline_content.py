@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.rank.agreement import line_agreement
 from agentic_rubrics.rank.content import (
     ContentWeights,
     content_features,
@@ -20,7 +21,6 @@ from agentic_rubrics.rank.content import (
     read_weights,
     shipped_weights,
 )
-from agentic_rubrics.rank.rerank import line_agreement
 from agentic_rubrics.rank.selectors import BaseSelector, FeatureInput, Ranking, RankingInput, stored
 
 

@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from agentic_rubrics.patch import patch_hash
-from agentic_rubrics.rank.rerank import PatchClassifier
+from agentic_rubrics.rank.classifier import PatchClassifier
 from agentic_rubrics.rank.selectors import BaseSelector, FeatureInput, Ranking, RankingInput, stored
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentic_rubrics.rank.rerank import SIMILARITY, SIMILARITY_MAX_LINES, line_agreement
+from agentic_rubrics.rank.agreement import SIMILARITY, SIMILARITY_MAX_LINES, line_agreement
 from agentic_rubrics.rank.selectors import BaseSelector, FeatureInput, Ranking, RankingInput, stored
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from agentic_rubrics.confine import PATH, confine_problem, confined_argv
-from agentic_rubrics.patch import unquote_path
+from agentic_rubrics.patch import outside_hunks, unquote_path
 from agentic_rubrics.rubric.postimage.model import ApplyMethod, PostimageConfig
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,6 @@ PATCH_FUZZ = ("patch", "--batch", "--fuzz=5", "-p1", "-i")
 
 _HEADER = re.compile(r"^(?:--- |\+\+\+ |rename from |rename to |copy from |copy to )(.+)$")
 _DIFF_GIT = re.compile(r"^diff --git (\"(?:[^\"\\]|\\.)*\"|\S+) (\"(?:[^\"\\]|\\.)*\"|\S+)$")
-_HUNK = re.compile(r"^@@ -\d{1,10}(?:,(\d{1,10}))? \+\d{1,10}(?:,(\d{1,10}))? @@")
 _BINARY_SIZE = re.compile(r"^(?:literal|delta) (\d{1,20})$")
 _OFFSET = re.compile(
     r"^Hunk #\d+ succeeded at \d+(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?"
@@ -92,38 +91,9 @@ class Applied:
     reasons: list[str] = field(default_factory=list)
 
 
-def _header_lines(text: str) -> list[str]:
-    """The lines outside hunk bodies: a hunk's lines are as many as its ``@@`` header counts (as git
-    apply reads them), so a removed ``-- x`` line (``--- x`` in the diff) is never taken for a header."""
-    out: list[str] = []
-    old = new = 0
-    for line in text.splitlines():
-        if old > 0 or new > 0:
-            if line.startswith("\\"):
-                continue  # "\ No newline at end of file"
-            tag = line[:1]
-            if tag in (" ", ""):
-                old, new = old - 1, new - 1
-            elif tag == "-":
-                old -= 1
-            elif tag == "+":
-                new -= 1
-            else:
-                old = new = 0
-                out.append(line)
-            continue
-        m = _HUNK.match(line)
-        if m:
-            old = int(m.group(1)) if m.group(1) is not None else 1
-            new = int(m.group(2)) if m.group(2) is not None else 1
-            continue
-        out.append(line)
-    return out
-
-
 def _raw_paths(text: str) -> list[str]:
     raw: list[str] = []
-    for line in _header_lines(text):
+    for line in outside_hunks(text):
         m = _DIFF_GIT.match(line)
         if m:
             raw += [m.group(1), m.group(2)]
@@ -163,7 +133,7 @@ def refusal(text: str, size: int, config: PostimageConfig) -> tuple[ApplyMethod,
         stripped = path.split("/", 1)[1] if "/" in path and not path.startswith("/") else path
         if _safe_relative(path) is None or _safe_relative(stripped) is None:
             return "failed", "unsafe_path"
-    for line in _header_lines(text):
+    for line in outside_hunks(text):
         m = _BINARY_SIZE.match(line)
         if m and int(m.group(1)) > config.max_output_file_bytes:
             return "not_attempted", "patch_too_large"
