@@ -73,8 +73,8 @@ _LAZY: dict[str, str] = {
     "write_report": "agentic_rubrics.pipeline.runner",
     "report_folder": "agentic_rubrics.pipeline.runner",
     "register_selector": "agentic_rubrics.rank.selectors",
-    "load_tasks": "agentic_rubrics.data",
-    "RunFolder": "agentic_rubrics.data",
+    "load_tasks": "agentic_rubrics.runfolder.tasks",
+    "RunFolder": "agentic_rubrics.runfolder.folder",
     "load_examples": "agentic_rubrics.datasets.bundled",
     "write_tasks_jsonl": "agentic_rubrics.datasets.bundled",
     "ChecksJudge": "agentic_rubrics.judge.judges",
@@ -121,7 +121,6 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from agentic_rubrics.data import RunFolder, load_tasks
     from agentic_rubrics.datasets.bundled import load_examples, write_tasks_jsonl
     from agentic_rubrics.exceptions import (
         AgenticRubricsError,
@@ -163,6 +162,8 @@ if TYPE_CHECKING:
     from agentic_rubrics.reasons import MISSING_REASONS
     from agentic_rubrics.rubric.checks import CHECKS, check_verdicts, run_check
     from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.runfolder.folder import RunFolder
+    from agentic_rubrics.runfolder.tasks import load_tasks
     from agentic_rubrics.sandbox import LocalCopySandbox
     from agentic_rubrics.types import (
         AXES,

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from agentic_rubrics.data import safe_name
-from agentic_rubrics.rows import ProgressRow, RubricStatus, Trajectory
+from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, Trajectory
 from agentic_rubrics.types import SCHEMA, Rubric
 
 RUN_FOLDER_SCHEMA = SCHEMA

@@ -92,7 +92,7 @@ def gold_hits(rubric: Rubric | None, gold: str | None) -> dict[str, bool] | None
 
 
 def _status(folder: Path, instance_id: str) -> dict[str, Any]:
-    from agentic_rubrics.data import safe_name
+    from agentic_rubrics.runfolder.folder import safe_name
 
     path = folder / "rubrics" / safe_name(instance_id) / "status.json"
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}

@@ -34,7 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.data import atomic_write_json
 from agentic_rubrics.datasets import bundled
 from agentic_rubrics.datasets.bundled import (
     EXAMPLES_DIR,
@@ -46,6 +45,7 @@ from agentic_rubrics.datasets.bundled import (
     label_inputs,
     load_example,
 )
+from agentic_rubrics.runfolder.files import atomic_write_json
 
 TIMEOUT_S = 120
 RUNNER = Path(__file__).resolve()

@@ -91,10 +91,10 @@ def measure_one(data: Path, work: Path, rerun: bool = True) -> dict[str, Any]:
     import agentic_rubrics.judge.judges
     import agentic_rubrics.report.build
     import agentic_rubrics.report.plots  # noqa: F401
-    from agentic_rubrics.data import RunFolder
     from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file, write_tasks
     from agentic_rubrics.pipeline.config import load_config
     from agentic_rubrics.pipeline.runner import run, write_report
+    from agentic_rubrics.runfolder.folder import RunFolder
 
     imports_cpu = _cpu() - cpu0
     rss_after_imports = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -248,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.warm_up:
+        import agentic_rubrics.runfolder.foldersets.swebench
         import matplotlib.pyplot  # noqa: F401
 
-        import agentic_rubrics.datasets.swebench
         import agentic_rubrics.explore.issue_static
         import agentic_rubrics.pipeline.runner
         import agentic_rubrics.report.build

@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.rubric.file import load_rubric, write_rubric
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.testing import serve_in_subprocess
 from agentic_rubrics.types import Rubric
 

@@ -48,7 +48,6 @@ from typing import Any
 from content_fit import fit_weights
 from rerank_metrics import method_metrics, print_summary, sanity
 
-from agentic_rubrics.data import RunFolder
 from agentic_rubrics.datasets.swebench import (
     PoolOptions,
     load_candidates_file,
@@ -60,6 +59,7 @@ from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.rank.offline import OFFLINE_FEATURES, offline_feature_rows, offline_ranking
 from agentic_rubrics.report.build import load_results
 from agentic_rubrics.report.results import TaskResult
+from agentic_rubrics.runfolder.folder import RunFolder
 
 GROUPS = {
     "rubric S": ("s", "s_rel_max"),

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.bundled import EXAMPLES_DIR, load_example
 from agentic_rubrics.explore.agent import AgentExplorer, ExplorationFailed, IssueOnlyExplorer
 from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.testing import Reply, register_script, scripted_calls
 
 from .test_sandbox_bwrap import require_bwrap

@@ -11,7 +11,8 @@ from typing import Any, TypeVar
 import pytest
 
 from agentic_rubrics.rank import metrics
-from agentic_rubrics.rank.bootstrap import Intervals, auc_interval, mean_interval, resample_counts
+from agentic_rubrics.rank.bootstrap import auc_interval, mean_interval, resample_counts
+from agentic_rubrics.rank.intervals import Intervals
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ from typing import Any
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
+from agentic_rubrics.runfolder.files import read_jsonl
 
 REFERENCE = Path(__file__).parent / "data" / "demo_reference.json"
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.data import RunFolder
 from agentic_rubrics.pipeline.driver import Job, drive
 from agentic_rubrics.records import RubricRecord, TaskRecord, run_folder_schema
-from agentic_rubrics.rows import ProgressRow, RubricStatus, RubricSummary
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, RubricSummary
 from agentic_rubrics.types import SCHEMA, Candidate, Task
 
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.bundled import EXAMPLES_DIR, write_tasks_jsonl
 from agentic_rubrics.explore.agent import IssueOnlyExplorer
 from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.prompts import load_prompt
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.testing import LoopbackServer, fake_model, register_script, serve_in_subprocess
 from agentic_rubrics.types import Task
 

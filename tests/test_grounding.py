@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentic_rubrics.rows import Grounding, RubricSummary
 from agentic_rubrics.rubric.grounding import (
     grounding_markdown,
     grounding_record,
     grounding_report,
     named_paths,
 )
+from agentic_rubrics.runfolder.rows import Grounding, RubricSummary
 from agentic_rubrics.types import Rubric
 
 

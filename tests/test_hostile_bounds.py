@@ -14,12 +14,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl, safe_name
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rubric.check_regex import regex_time_limit, rubric_time_limit
 from agentic_rubrics.rubric.checks import check_verdicts
 from agentic_rubrics.rubric.file import MAX_ITEMS, parse_rubric, rubric_to_yaml
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import safe_name
 
 from .conftest import item, rubric
 
@@ -193,7 +194,7 @@ def test_hand_edited_verdicts_are_reported(tmp_path: Path) -> None:
 
 def test_a_run_whose_analyses_crashed_says_so_at_the_end() -> None:
     from agentic_rubrics.report.problems import diagnose
-    from agentic_rubrics.report_json import Report
+    from agentic_rubrics.runfolder.report import Report
 
     data = json.loads((Path(__file__).parent / "data" / "demo_reference.json").read_text())
     report = data["report"] | {"config_hash": "sha256:x"}

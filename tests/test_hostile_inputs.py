@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.data import RunFolder, load_tasks, read_jsonl, safe_name
 from agentic_rubrics.datasets.swebench import load_report_labels, read_records
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rubric.file import rubric_to_yaml
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.tasks import load_tasks
 from agentic_rubrics.testing import LoopbackServer, judge_answer
 
 from .conftest import item, rubric

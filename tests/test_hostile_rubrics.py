@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.explore import common
 from agentic_rubrics.explore.agent import ExplorationFailed, IssueOnlyExplorer
@@ -30,6 +29,7 @@ from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rank.classifier import yes_probability
 from agentic_rubrics.rubric.checks import check_problems, check_verdicts, imported_modules
 from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, rubric_to_yaml
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.testing import Reply, register_script, scripted_calls
 from agentic_rubrics.types import Check
 

@@ -19,26 +19,24 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentic_rubrics"
 ROOT = "agentic_rubrics"
 
 LAYERS: list[tuple[str, list[str]]] = [
-    # the package root: the vocabulary (protocols, types, the task record), errors, text, disk, the diff
-    # model, prompts, the run's limits, what is retried on resume
+    # the ground floor: the vocabulary (protocols, types), errors, text, the run folder's on-disk
+    # contract (runfolder/), the diff model, prompts, the run's limits
     (
         "base",
         [
             "protocols",
             "types",
-            "rows",
             "payloads",
             "reasons",
-            "report_json",
             "exceptions",
             "effects",
             "text",
             "redaction",
-            "data",
+            "runfolder",
+            "runfolder.*",
             "patch",
             "prompts",
             "limits",
-            "retry",
             "children",
             "confine",
         ],

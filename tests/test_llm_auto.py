@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from agentic_rubrics.llm.door import LLM, LLMConfig
-from agentic_rubrics.llm.pool import (
+from agentic_rubrics.llm.pool_auto import (
     AUTO_MIN_CALLS,
     AutoPool,
     planned_processes,

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.explore.issue_static import build_issue_rubric
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.rank.offline import OFFLINE_FEATURES, offline_ranking, patch_features
 from agentic_rubrics.rubric.checks import run_check
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.types import Candidate, Check, Task
 
 ROOT = Path(__file__).resolve().parents[1]

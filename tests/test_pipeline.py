@@ -18,12 +18,12 @@ import yaml
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.bundled import load_examples, write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rank.content import WEIGHTS_FILE
 from agentic_rubrics.rank.offline import shipped
+from agentic_rubrics.runfolder.files import read_jsonl
 
 FAST = RunConfig(bootstrap_resamples=50, plots=False)  # plots: test_reporting.py
 # the tests that read the module's demo run share one pytest-xdist worker, so it is made once
@@ -288,8 +288,8 @@ def test_a_report_rerun_reads_its_intervals_back(demo_run: Path, tmp_path: Path)
     rewritten) and gives the same report; changed inputs compute afresh."""
     import shutil
 
-    from agentic_rubrics.data import RunFolder
     from agentic_rubrics.report.build import INTERVALS_FILE, build_report_and_results
+    from agentic_rubrics.runfolder.folder import RunFolder
 
     folder = tmp_path / "copy"
     shutil.copytree(demo_run, folder)
@@ -317,9 +317,9 @@ def test_the_report_seed_is_the_bootstrap_seed(demo_run: Path, tmp_path: Path) -
     per-task values gives the same interval, and another seed another one."""
     import shutil
 
-    from agentic_rubrics.data import RunFolder
     from agentic_rubrics.rank import metrics
     from agentic_rubrics.report.build import build_report_and_results
+    from agentic_rubrics.runfolder.folder import RunFolder
 
     folder = tmp_path / "copy"
     shutil.copytree(demo_run, folder)

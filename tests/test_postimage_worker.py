@@ -13,10 +13,10 @@ import pytest
 
 from agentic_rubrics.judge.judges import ChecksJudge
 from agentic_rubrics.pipeline.judging import judge_task
-from agentic_rubrics.retry import transient_verdict
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, decide
 from agentic_rubrics.rubric.file import parse_rubric
 from agentic_rubrics.rubric.postimage import analyze_patch, worker
+from agentic_rubrics.runfolder.retry import transient_verdict
 from agentic_rubrics.types import Candidate, Check, Task
 
 from .conftest import git

@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 
-from agentic_rubrics.data import RunFolder, read_jsonl
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.testing import LoopbackServer, judge_answer
 
 from .test_llm_pipeline import make_inputs
@@ -114,7 +115,7 @@ def test_global_limits_hold_across_workers(tmp_path: Path) -> None:
         })  # fmt: skip
         folder = RunFolder(tmp_path / "out")
         folder.open(config.model_dump(mode="json"), config.content_hash())
-        from agentic_rubrics.data import load_tasks
+        from agentic_rubrics.runfolder.tasks import load_tasks
 
         state = asyncio.run(run_tasks(load_tasks(tasks_file), config, folder, None))
         assert server.max_in_flight == 1  # one model call at a time, though two workers ran

@@ -19,10 +19,10 @@ import yaml
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.repos_store import remove_tree
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
 from tests.test_repos import make_upstream
 

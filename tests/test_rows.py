@@ -11,12 +11,13 @@ import pytest
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import RunFolder, read_jsonl
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
-from agentic_rubrics.rows import ProgressRow, RubricStatus, Trajectory
 from agentic_rubrics.rubric.file import rubric_to_yaml
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, Trajectory
 from agentic_rubrics.types import SCHEMA
 
 from .conftest import item, rubric

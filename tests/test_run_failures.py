@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from agentic_rubrics import prompts
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
-from agentic_rubrics.retry import transient_rubric_failure
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.retry import transient_rubric_failure
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer, requested_ids
 
 from .test_llm_pipeline import OTHER, cfg, make_inputs

@@ -11,12 +11,12 @@ import pytest
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.inputs import text_hash
 from agentic_rubrics.exceptions import InputsChanged
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.rubric.file import rubric_to_yaml
+from agentic_rubrics.runfolder.files import read_jsonl
 
 from .conftest import item, rubric
 

@@ -24,11 +24,11 @@ import yaml
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.exceptions import RunFolderBusy
 from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.llm.spend import read_spending
 from agentic_rubrics.pipeline.runner import run, run_async
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer
 
 from .test_llm_pipeline import cfg, make_inputs
@@ -108,7 +108,7 @@ def test_one_process_writes_a_run_folder_at_a_time(tmp_path: Path) -> None:
 
 
 def test_the_lock_refuses_in_process_too(tmp_path: Path) -> None:
-    from agentic_rubrics.pipeline.lock import folder_lock
+    from agentic_rubrics.runfolder.lock import folder_lock
 
     tasks, rubrics = make_inputs(tmp_path, n_tasks=1)
     busy = pytest.raises(RunFolderBusy, match=r"another process is writing .* --out")

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.data import read_jsonl
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.pipeline.config import BASE_SELECTORS, RunConfig
 from agentic_rubrics.pipeline.runner import report_folder, run
 from agentic_rubrics.rank.selectors import BUILTIN, get_selector, selector_names
+from agentic_rubrics.runfolder.files import read_jsonl
 
 TOY = '''
 """A toy selector: the shortest patch wins (its one file)."""

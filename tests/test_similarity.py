@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.data import RunFolder, read_jsonl
 from agentic_rubrics.patch import changed_lines
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
@@ -22,6 +21,8 @@ from agentic_rubrics.rank.agreement import (
 from agentic_rubrics.rank.offline import patch_features
 from agentic_rubrics.report.build import build_report_and_results
 from agentic_rubrics.report.markdown import render_markdown
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import RunFolder
 
 
 def lcs(a: Sequence[object], b: Sequence[object]) -> int:

@@ -11,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
-from agentic_rubrics.data import load_tasks
 from agentic_rubrics.datasets.swebench import (
     PoolOptions,
     load_candidates_file,
@@ -23,6 +22,7 @@ from agentic_rubrics.datasets.swebench import (
     read_records,
 )
 from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.runfolder.tasks import load_tasks
 
 P1 = "diff --git a/pkg/core.py b/pkg/core.py\n--- a/pkg/core.py\n+++ b/pkg/core.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 P1_TWIN = P1.replace("--- a/pkg", "index 1111111..2222222 100644\n--- a/pkg")

@@ -70,9 +70,9 @@ def schema(
     ] = False,
 ) -> None:
     """Print the JSON Schema of rubrics.yaml (for editors' YAML language servers)."""
-    from agentic_rubrics.data import atomic_write_text
     from agentic_rubrics.records import run_folder_schema
     from agentic_rubrics.rubric.file import json_schema
+    from agentic_rubrics.runfolder.files import atomic_write_text
 
     text = json.dumps(run_folder_schema() if run_folder else json_schema(), indent=2) + "\n"
     if out is None:
@@ -86,10 +86,10 @@ def schema(
 
 def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOptions) -> None:
     from agentic_rubrics.cli.progress import RunProgress
-    from agentic_rubrics.data import load_tasks
     from agentic_rubrics.exceptions import AgenticRubricsError
     from agentic_rubrics.pipeline.config import load_config
     from agentic_rubrics.pipeline.runner import run
+    from agentic_rubrics.runfolder.tasks import load_tasks
 
     try:
         cfg = load_config(opts.config, opts.overrides())
@@ -116,8 +116,8 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
     if report is not None:
         _finish(report)
     elif "explore" in stages:
-        from agentic_rubrics.data import RunFolder
         from agentic_rubrics.report.problems import explore_problems
+        from agentic_rubrics.runfolder.folder import RunFolder
 
         folder = RunFolder(out)
         statuses = [folder.rubric_status(t.instance_id) for t in loaded]

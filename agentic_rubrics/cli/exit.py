@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from agentic_rubrics.report_json import Problems
+    from agentic_rubrics.runfolder.report import Problems
 
 EXIT_OK = 0
 """The command did its job (warnings, if any, are printed at the end)."""
@@ -42,7 +42,7 @@ def failed(exc: Exception) -> typer.Exit:
 def finish(report: dict[str, Any]) -> None:
     """The end of a command that made a report (report.json's content): the selection, the warnings,
     the failures."""
-    from agentic_rubrics.report_json import Report
+    from agentic_rubrics.runfolder.report import Report
 
     typed = Report.model_validate(report)
     selection = typed.selection

@@ -174,7 +174,7 @@ def load_examples(root: Path = EXAMPLES_DIR, *, with_labels: bool = True) -> lis
 
 def write_tasks_jsonl(dest: Path, root: Path = EXAMPLES_DIR) -> Path:
     """Write the bundled tasks as a tasks JSONL file (the pipeline's input format) and return it."""
-    from agentic_rubrics.data import atomic_write_text
+    from agentic_rubrics.runfolder.files import atomic_write_text
 
     rows = [ex.task.model_dump(mode="json") for ex in load_examples(root)]
     atomic_write_text(dest, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))

@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agentic_rubrics.data import RunFolder, read_jsonl
 from agentic_rubrics.exceptions import InputsChanged
 from agentic_rubrics.patch import is_empty_patch, patch_hash
-from agentic_rubrics.rows import CandidateInput, ProgressRow, RubricStatus
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.rows import CandidateInput, ProgressRow, RubricStatus
 from agentic_rubrics.types import SCHEMA, Task
 
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentic_rubrics.data import RunFolder, load_tasks, read_jsonl
 from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.tasks import load_tasks
 from agentic_rubrics.types import Task
 
 Label = bool | None

@@ -368,7 +368,7 @@ def pool_from_runs(
 
 def write_tasks(pool: Pool, path: Path) -> Path:
     """The pool's tasks as a tasks JSONL file."""
-    from agentic_rubrics.data import atomic_write_text
+    from agentic_rubrics.runfolder.files import atomic_write_text
 
     atomic_write_text(
         path,

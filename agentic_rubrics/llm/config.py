@@ -75,7 +75,7 @@ class LLMConfig(BaseModel):
     then stops limiting throughput); not for ``local/`` scripted models. ``auto``: in this process
     until the calls' measured CPU at this concurrency would saturate a core, then in worker processes
     (never for fewer than 200 calls, nor for providers registered only in this process; see
-    :class:`agentic_rubrics.llm.pool.AutoPool`). Should every worker die, calls go on in this process."""
+    :class:`agentic_rubrics.llm.pool_auto.AutoPool`). Should every worker die, calls go on in this process."""
 
     @field_validator("extra_params")
     @classmethod

@@ -196,7 +196,7 @@ class LLM:
         processes = self.config.processes
         if processes == "auto":
             if self._auto is None:
-                from agentic_rubrics.llm.pool import AutoPool
+                from agentic_rubrics.llm.pool_auto import AutoPool
 
                 provider = self.config.model.split("/", 1)[0]
                 in_process_only = any(  # a provider registered here (a scripted model) stays here

@@ -13,8 +13,9 @@ thread of its own, never from the event loop, and a worker that has not answered
 stuck and killed: its calls fail as transient and are retried, and no call goes to it again. Each
 worker ends with the process that started it.
 
-``processes="auto"`` (the default) starts workers only where they pay, decided by :class:`AutoPool`
-from what this process measures.
+``processes="auto"`` (the default) starts workers only where they pay, decided by
+:class:`agentic_rubrics.llm.pool_auto.AutoPool` from what this process measures. What a worker runs is
+:mod:`agentic_rubrics.llm.pool_child`.
 """
 
 from __future__ import annotations
@@ -24,97 +25,28 @@ import contextlib
 import itertools
 import json
 import logging
-import math
 import multiprocessing as mp
 import os
 import socket
 import struct
 import threading
-import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
+from agentic_rubrics.llm.pool_child import READY, STOP, worker_main
 from agentic_rubrics.payloads import Completion
 
 log = logging.getLogger(__name__)
 
-_READY = -1
-"""The request number a worker sends once it has started."""
 START_TIMEOUT = 300.0
 """Seconds to wait for a worker process to start; one that has not started by then takes no calls."""
 ANSWER_GRACE = 5.0
 """Seconds past a call's own timeout after which a worker that has not answered is stopped."""
-_STOP = b""
-"""What the pool writes to a worker's pipe to end it."""
 
 
 class Unsendable(Exception):
     """A request a worker cannot receive (not JSON): the caller makes it in its own process."""
-
-
-def _worker(conn: Connection) -> None:  # pragma: no cover - runs in a child process
-    from agentic_rubrics.children import exit_with_parent
-    from agentic_rubrics.llm.errors import classify
-    from agentic_rubrics.llm.params import import_litellm
-    from agentic_rubrics.llm.reply import to_completion
-
-    exit_with_parent()
-    litellm = import_litellm()
-    loop = asyncio.new_event_loop()
-    send_lock = threading.Lock()
-    with send_lock:
-        conn.send((_READY, True, None))  # start-up (importing litellm) is over: deadlines may start
-
-    priced: set[str] = set()
-
-    async def handle(rid: int, kwargs: dict[str, Any]) -> None:
-        price = kwargs.pop("_price", None)
-        if price and kwargs["model"] not in priced:
-            litellm.register_model(price)  # a price set in the configuration holds here too
-            priced.add(kwargs["model"])
-        try:
-            # the whole call ends at its timeout, however slowly the answer trickles in
-            async with asyncio.timeout(kwargs.get("timeout")):
-                response = await litellm.acompletion(**kwargs)
-            out: tuple[Any, ...] = (
-                rid,
-                True,
-                to_completion(response, litellm, kwargs["model"]).model_dump(),
-            )
-        except TimeoutError:
-            message = f"no complete answer within {kwargs.get('timeout')} s"
-            out = (rid, False, ("transient", message, None))
-        except Exception as exc:
-            failure = classify(exc)
-            out = (rid, False, (failure.kind, str(failure), failure.retry_after))
-        with send_lock:
-            conn.send(out)
-
-    def reader() -> None:
-        while True:
-            try:
-                message = conn.recv_bytes()
-            except (EOFError, OSError):
-                break
-            if message == _STOP:
-                break
-            try:
-                rid, kwargs = json.loads(message)  # the pool's own JSON
-            except (ValueError, RecursionError) as exc:  # nested deeper than this decoder goes
-                try:
-                    rid = int(message[1 : message.index(b",")])
-                except ValueError:
-                    continue  # not the pool's framing: nobody waits for an answer to it
-                with send_lock:
-                    conn.send((rid, False, ("bad_request", f"unreadable request: {exc}", None)))
-                continue
-            loop.call_soon_threadsafe(_spawn, loop, handle(rid, kwargs))
-        loop.call_soon_threadsafe(loop.stop)
-
-    threading.Thread(target=reader, daemon=True).start()
-    loop.run_forever()
 
 
 class WorkerPool:
@@ -148,7 +80,7 @@ class WorkerPool:
         """Calls the workers answered (a completion or a classified failure)."""
         for _ in range(processes):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child,), daemon=True)
+            proc = ctx.Process(target=worker_main, args=(child,), daemon=True)
             proc.start()
             child.close()
             self._conns.append(parent)
@@ -166,7 +98,7 @@ class WorkerPool:
                 rid, ok, payload = conn.recv()
             except (EOFError, OSError):
                 break
-            if rid == _READY:
+            if rid == READY:
                 self._ready[index].set()
                 continue
             entry = self._pending.pop(rid, None)
@@ -296,7 +228,7 @@ class WorkerPool:
             if self._alive[
                 index
             ]:  # from its sender thread: a worker that stopped reading is killed
-                sender.submit(self._send_quietly, index, _STOP)
+                sender.submit(self._send_quietly, index, STOP)
         for proc in self._procs:
             await asyncio.to_thread(proc.join, 5)
             if proc.is_alive():
@@ -319,10 +251,6 @@ def _frame(data: bytes) -> bytes:
     return struct.pack("!i", len(data)) + data
 
 
-def _spawn(loop: asyncio.AbstractEventLoop, coro: Any) -> None:  # pragma: no cover - in a worker
-    loop.create_task(coro)
-
-
 def _settle(future: asyncio.Future[Any], result: Any) -> None:
     if future.done():
         return
@@ -331,111 +259,3 @@ def _settle(future: asyncio.Future[Any], result: Any) -> None:
         future.exception()  # a call that stopped waiting meanwhile has already failed on its own
     else:
         future.set_result(result)
-
-
-AUTO_MIN_CALLS = 200
-"""Calls answered in this process before ``auto`` first decides (a run with fewer never starts workers:
-starting them costs about a second of CPU each, more than a few calls save)."""
-AUTO_EVERY = 100
-"""Calls between two decisions while no worker runs (a run's calls can get faster, e.g. judging after
-exploring)."""
-AUTO_SATURATION = 0.75
-"""Cores of CPU the calls would need at the run's concurrency from which ``auto`` starts workers."""
-AUTO_MAX_PROCESSES = 4
-"""Most workers ``auto`` starts (the judge throughput benchmark: 2 and 4 reach the same ratio)."""
-
-
-def planned_processes(
-    concurrency: int,
-    cpu_per_call: float,
-    seconds_per_call: float,
-    cpus: int,
-    *,
-    saturation: float = AUTO_SATURATION,
-    max_processes: int = AUTO_MAX_PROCESSES,
-) -> tuple[float, int]:
-    """Cores the calls would need at ``concurrency`` (``concurrency * cpu_per_call / seconds_per_call``)
-    and the workers to start for them (0: none; else ``min(max_processes, cpus, max(2, ceil(need)))``)."""
-    need = concurrency * cpu_per_call / seconds_per_call if seconds_per_call > 0 else math.inf
-    if need < saturation or cpus < 2:
-        return need, 0
-    return need, min(max_processes, cpus, max(2, math.ceil(need)))
-
-
-class AutoPool:
-    """``processes="auto"``: whether this process's model calls would saturate one core, and if so a pool.
-
-    Over each window of calls answered in this process it measures the CPU per call (all of this
-    process's CPU over the window divided by its calls: litellm, the library and whatever else runs)
-    and the mean time per call (sending to answer), and asks :func:`planned_processes` how many
-    workers that needs at the run's concurrency. The first window ends after :data:`AUTO_MIN_CALLS`
-    calls (the first call, which also imports litellm, is not measured), the next ones every
-    :data:`AUTO_EVERY`. Calls stay in this process until a worker has started, and come back to it
-    should every worker die; a pool, once started, stays. The last measurement and the decision are
-    in :attr:`decision`.
-    """
-
-    def __init__(
-        self,
-        concurrency: int,
-        cpus: int | None = None,
-        *,
-        min_calls: int = AUTO_MIN_CALLS,
-        every: int = AUTO_EVERY,
-        saturation: float = AUTO_SATURATION,
-        max_processes: int = AUTO_MAX_PROCESSES,
-        start: Callable[[int], WorkerPool] = WorkerPool,
-    ) -> None:
-        self.concurrency = concurrency
-        self.start = start
-        """Starts a pool of N workers (:class:`WorkerPool`)."""
-        self.cpus = cpus if cpus is not None else len(os.sched_getaffinity(0))
-        self.every, self.saturation, self.max_processes = every, saturation, max_processes
-        self.pool: WorkerPool | None = None
-        self.decision: dict[str, float | int | bool] = {"started": False}
-        self._calls = 0
-        self._seconds = 0.0
-        self._next = min_calls
-        self._window: tuple[float, int, float] | None = None  # from the end of the first call
-
-    def ready_pool(self) -> WorkerPool | None:
-        """The pool, once one of its workers has started and while one runs (else calls go on in
-        this process: also after every worker has died)."""
-        if self.pool is not None and self.pool.is_serving():
-            return self.pool
-        return None
-
-    def record(self, seconds: float) -> None:
-        """One call answered in this process after ``seconds``; decide when a window is full."""
-        self._calls += 1
-        self._seconds += seconds
-        if self._window is None:  # the first call also imported litellm: not a call's cost
-            self._window = (time.process_time(), self._calls, self._seconds)
-            return
-        if self.pool is not None or self._calls < self._next:
-            return
-        cpu0, calls0, seconds0 = self._window
-        now = time.process_time()
-        calls = self._calls - calls0
-        per_call, latency = (now - cpu0) / calls, (self._seconds - seconds0) / calls
-        need, processes = planned_processes(
-            self.concurrency, per_call, latency, self.cpus,
-            saturation=self.saturation, max_processes=self.max_processes,
-        )  # fmt: skip
-        self.decision = {
-            "started": processes > 0,
-            "processes": processes,
-            "after_calls": self._calls,
-            "cpu_ms_per_call": round(1000 * per_call, 3),
-            "seconds_per_call": round(latency, 4),
-            "cores_needed": round(need, 3),
-        }
-        self._window = (now, self._calls, self._seconds)
-        self._next = self._calls + self.every
-        if processes:
-            log.info(
-                "model calls would need %.2f cores at concurrency %d (%.2f ms of CPU and %.3f s each):"
-                " starting %d litellm worker processes",
-                need, self.concurrency, 1000 * per_call, latency, processes,
-            )  # fmt: skip
-            self.pool = self.start(processes)

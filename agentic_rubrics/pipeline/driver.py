@@ -17,13 +17,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text
 from agentic_rubrics.limits import LocalLimiter
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.context import RunContext, limiter_capacities
 from agentic_rubrics.pipeline.stages import Job, earlier_rubric, run_job
 from agentic_rubrics.records import TaskRecord
-from agentic_rubrics.retry import RetryPlan
+from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.retry import RetryPlan
 from agentic_rubrics.types import Task
 
 ProgressHook = Callable[[str, str, dict[str, Any]], None]

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.data import RunFolder, atomic_write_json, atomic_write_text, load_tasks
 from agentic_rubrics.datasets.inputs import changed_tasks, refuse_changed
 from agentic_rubrics.datasets.labels import (
     Labels,
@@ -27,10 +26,13 @@ from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.llm.spend import read_spending
 from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refusal
 from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
-from agentic_rubrics.pipeline.lock import folder_lock
 from agentic_rubrics.report.problems import diagnose
-from agentic_rubrics.report_json import Report
-from agentic_rubrics.retry import RetryPlan, plan_retries
+from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.lock import folder_lock
+from agentic_rubrics.runfolder.report import Report
+from agentic_rubrics.runfolder.retry import RetryPlan, plan_retries
+from agentic_rubrics.runfolder.tasks import load_tasks
 from agentic_rubrics.types import Task
 
 __all__ = ["RunConfig", "load_config", "report_folder", "run", "run_async", "write_report"]
@@ -56,7 +58,7 @@ async def run_async(
     ``api_key`` is used for model calls and never written anywhere. A task whose inputs differ from
     what the folder scored is refused, unless ``redo_changed``: then that task alone is redone.
     ``retry_missing``: resuming retries the items and rubrics that failed transiently
-    (:mod:`agentic_rubrics.retry`).
+    (:mod:`agentic_rubrics.runfolder.retry`).
     """
     job = _Job(load_tasks(tasks_file), tasks_file, RunFolder(out), config, stages, hook, api_key)
     with folder_lock(job.folder.root):

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.data import RunFolder, rows_digest, safe_name
 from agentic_rubrics.datasets.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.datasets.repos import RepoTree
 from agentic_rubrics.exceptions import (
@@ -29,13 +28,6 @@ from agentic_rubrics.exceptions import (
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.judging import baselines_for, generator_warning, judge_task
 from agentic_rubrics.records import RubricRecord, TaskRecord
-from agentic_rubrics.retry import RetryPlan, merge_costs, merge_rows
-from agentic_rubrics.rows import (
-    ProgressRow,
-    RubricStatus,
-    RubricSummary,
-    Trajectory,
-)
 from agentic_rubrics.rubric.checks_repo import repo_analyses
 from agentic_rubrics.rubric.file import (
     dump_rubric_document,
@@ -44,6 +36,14 @@ from agentic_rubrics.rubric.file import (
     rubric_document,
 )
 from agentic_rubrics.rubric.grounding import grounding_record, repository_source
+from agentic_rubrics.runfolder.folder import RunFolder, rows_digest, safe_name
+from agentic_rubrics.runfolder.retry import RetryPlan, merge_costs, merge_rows
+from agentic_rubrics.runfolder.rows import (
+    ProgressRow,
+    RubricStatus,
+    RubricSummary,
+    Trajectory,
+)
 from agentic_rubrics.types import SCHEMA, Rubric, Task
 
 log = logging.getLogger(__name__)

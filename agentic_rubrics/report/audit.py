@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.data import RunFolder, atomic_write_text
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.rank.metrics import flakiness
 from agentic_rubrics.report.build import build_report_and_results
 from agentic_rubrics.report.results import TaskResult
-from agentic_rubrics.report_json import Report
+from agentic_rubrics.runfolder.files import atomic_write_text
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.report import Report
 
 HIGH_UTILITY = (
     "rule break", "band-aid fix", "wrong layer", "root cause missed", "missing edges", "scope creep",

@@ -12,13 +12,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from agentic_rubrics.data import RunFolder, rows_digest
 from agentic_rubrics.datasets.labels import Labels, default_labels
 from agentic_rubrics.exceptions import DataError, RubricError
 from agentic_rubrics.llm.spend import cost_summary, read_spending
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.agreement import similarity_summary
-from agentic_rubrics.rank.bootstrap import Intervals
+from agentic_rubrics.rank.intervals import Intervals
 from agentic_rubrics.rank.rerank import select
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
@@ -26,9 +25,10 @@ from agentic_rubrics.report.compare import compare
 from agentic_rubrics.report.repeats import repeat_stability
 from agentic_rubrics.report.results import TaskResult
 from agentic_rubrics.report.selection import choose, primary_reason
-from agentic_rubrics.report_json import Report
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
+from agentic_rubrics.runfolder.folder import RunFolder, rows_digest
+from agentic_rubrics.runfolder.report import Report
 from agentic_rubrics.types import SCHEMA, Rubric
 
 INTERVALS_FILE = "intervals.json"

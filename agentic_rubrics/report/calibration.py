@@ -12,9 +12,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.data import RunFolder, atomic_write_json
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.report.build import build_report_and_results
+from agentic_rubrics.runfolder.files import atomic_write_json
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.types import SCHEMA
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_rubrics.report.compare import comparison_lines
-from agentic_rubrics.report_json import Cost, Rate, Report, Similarity
 from agentic_rubrics.rubric.grounding import grounding_markdown
+from agentic_rubrics.runfolder.report import Cost, Rate, Report, Similarity
 
 
 def _fmt(x: float | None, ci: list[float] | None = None) -> str:

@@ -11,7 +11,7 @@ from agentic_rubrics.rank.metrics import roc_curve
 from agentic_rubrics.report.figures import figure as _figure
 from agentic_rubrics.report.figures import save as _save
 from agentic_rubrics.report.results import TaskResult
-from agentic_rubrics.report_json import Report
+from agentic_rubrics.runfolder.report import Report
 from agentic_rubrics.types import AXES
 
 PLOTS_DIR = "plots"

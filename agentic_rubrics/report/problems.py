@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections import Counter
 
 from agentic_rubrics.reasons import MISSING_REASONS
-from agentic_rubrics.report_json import Problems, Report
-from agentic_rubrics.retry import TRANSIENT_VERDICTS, transient_rubric_failure
-from agentic_rubrics.rows import RubricStatus
+from agentic_rubrics.runfolder.report import Problems, Report
+from agentic_rubrics.runfolder.retry import TRANSIENT_VERDICTS, transient_rubric_failure
+from agentic_rubrics.runfolder.rows import RubricStatus
 
 # check_error details that say the post-image analysis itself failed, not the candidate
 _ANALYSIS = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_rubrics.rows import ProgressRow
+from agentic_rubrics.runfolder.rows import ProgressRow
 from agentic_rubrics.types import CandidateScore, Rubric, Selection, Verdict
 
 Ranking = dict[str, float | None]

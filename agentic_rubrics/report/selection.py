@@ -13,13 +13,14 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from agentic_rubrics.data import RunFolder, atomic_write_text, safe_name
 from agentic_rubrics.datasets.inputs import scored_patches
 from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.runfolder.files import atomic_write_text
+from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 
 if TYPE_CHECKING:
     from agentic_rubrics.report.results import TaskResult
-    from agentic_rubrics.report_json import Report
+    from agentic_rubrics.runfolder.report import Report
 
 
 def has_value(selector: str, t: TaskResult) -> bool:

@@ -19,11 +19,11 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from agentic_rubrics.data import atomic_write_text
 from agentic_rubrics.exceptions import Problem, RubricError
 from agentic_rubrics.rubric.checks import CHECKS, check_problems
 from agentic_rubrics.rubric.checks_repo import FUNCTION_RE
 from agentic_rubrics.rubric.safe_yaml import Loc, Located, dotted_path, size_problem
+from agentic_rubrics.runfolder.files import atomic_write_text
 from agentic_rubrics.types import AXES, AXIS_RANGES, Check, Rubric
 
 _TOP_KEYS = ("metadata", "axes")

@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.report_json import GroundingSummary
-from agentic_rubrics.rows import RubricStatus, RubricSummary
+from agentic_rubrics.runfolder.report import GroundingSummary
+from agentic_rubrics.runfolder.rows import RubricStatus, RubricSummary
 from agentic_rubrics.types import Rubric
 
 LEAD_KINDS = ("frame", "path", "module", "symbol", "constant", "message", "option")

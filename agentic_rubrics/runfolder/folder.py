@@ -1,135 +1,30 @@
-"""Files on disk: atomic writes, JSONL records.
+"""The run folder's layout: where each file lives, what a finished task is, and resuming.
 
-Every write goes to a temporary file in the same folder and is renamed over the target, so a killed
-run leaves either the old file or the new one, never half of one.
+Resuming: a task is finished once its progress row is written (after its verdict rows), so a killed
+run leaves at most verdict rows of unfinished tasks, which :meth:`RunFolder.open` drops.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import shutil
-import tempfile
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.exceptions import ConfigError, DataError
-from agentic_rubrics.rows import ProgressRow, RubricStatus, field_error, read_row
+from agentic_rubrics.runfolder.files import (
+    append_jsonl,
+    atomic_write_json,
+    atomic_write_text,
+    read_jsonl,
+)
+from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, read_row
 from agentic_rubrics.text import utf8_bytes
-from agentic_rubrics.types import SCHEMA, Task, Verdict
-
-
-def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder, fsync, rename).
-
-    ``durable=False`` skips the fsync: still never half-written, but a power cut may lose the file
-    (right for caches, whose loss only costs a recomputation). A lone surrogate, the only thing UTF-8
-    cannot encode, is written as its ``\\udXXX`` escape (inside a JSON string, exactly its JSON form).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
-            fh.write(text)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def atomic_write_json(path: Path, obj: Any) -> None:
-    """Write one JSON document atomically, keys sorted, human-readable."""
-    atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-
-
-def append_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    """Append rows to a JSONL file as one write followed by fsync.
-
-    A crash can leave at most a torn last line, which :func:`read_jsonl` with ``tolerate_torn_tail``
-    drops; resumable writers rely on that.
-    """
-    blob = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
-    if not blob:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a", encoding="utf-8", errors="backslashreplace", newline="\n") as fh:
-        fh.write(blob)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def read_jsonl(
-    path: Path, *, tolerate_torn_tail: bool = False
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield ``(line_number, record)`` for each non-blank line; malformed lines raise ``DataError``.
-
-    With ``tolerate_torn_tail``, a malformed *last* line without a newline (a write cut short) is
-    skipped instead. Bytes that are not UTF-8 are read as lone surrogates (``surrogateescape``), so one
-    bad patch does not make the whole file unreadable: what each field makes of them is decided where
-    the record is validated (see :mod:`agentic_rubrics.text`).
-    """
-    try:
-        text = path.read_bytes().decode("utf-8", "surrogateescape")
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: file not found") from exc
-    lines = text.split("\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            is_tail = number == len(lines)  # no newline after it
-            if tolerate_torn_tail and is_tail:
-                return
-            raise DataError(f"{path}:{number}: invalid JSON ({exc.msg})") from exc
-        except RecursionError as exc:  # thousands of nested brackets: no record is that deep
-            raise DataError(f"{path}:{number}: JSON nested too deeply") from exc
-        if not isinstance(record, dict):
-            raise DataError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
-        yield number, record
-
-
-# --------------------------------------------------------------------------- tasks
-
-
-def load_tasks(path: Path) -> list[Task]:
-    """Read a tasks JSONL file (one task per line). Errors name the file, line and field.
-
-    Fields beyond the task format (gold patch, test patch, hints ...) are dropped on load: nothing
-    downstream can read them.
-    """
-    from pydantic import ValidationError
-
-    tasks: list[Task] = []
-    seen: dict[str, int] = {}
-    for number, record in read_jsonl(path):
-        candidates = record.get("candidates")
-        if isinstance(candidates, list):
-            for i, cand in enumerate(candidates):
-                if isinstance(cand, dict) and "id" not in cand:
-                    raise DataError(f"{path}:{number}: candidates[{i}].id: missing required field")
-        try:
-            task = Task.model_validate(record)
-        except ValidationError as exc:
-            raise DataError(f"{path}:{number}: {field_error(exc)}") from exc
-        if task.instance_id in seen:
-            raise DataError(
-                f"{path}:{number}: instance_id {task.instance_id!r} repeats line {seen[task.instance_id]}"
-            )
-        seen[task.instance_id] = number
-        tasks.append(task)
-    return tasks
-
-
-# --------------------------------------------------------------------------- run folders
+from agentic_rubrics.types import SCHEMA, Verdict
 
 
 class RunFolder:

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_rubrics.data import RunFolder
-from agentic_rubrics.rows import PhaseCost
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.rows import PhaseCost
 from agentic_rubrics.types import Task
 
 TRANSIENT_VERDICTS = frozenset({"provider_error", "budget"})

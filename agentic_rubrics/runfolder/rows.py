@@ -2,7 +2,7 @@
 ``trajectories/<id>.json`` hold, as the pipeline writes them and the report reads them.
 
 Each row carries the run folder's version (``schema``). A row read from disk is validated once, where
-it is read (:class:`~agentic_rubrics.data.RunFolder`); a row that is not of this shape is an error
+it is read (:class:`~agentic_rubrics.runfolder.folder.RunFolder`); a row that is not of this shape is an error
 naming the file, the line and the field. Rows are written with the keys that were set, so the files
 keep the shape they had before these models existed (a key absent from an older row takes its default).
 """
