@@ -59,7 +59,7 @@ _LAZY: dict[str, str] = {
     # checks and patches
     "CHECKS": "agentic_rubrics.rubric.checks",
     "run_check": "agentic_rubrics.rubric.checks",
-    "check_verdicts": "agentic_rubrics.rubric.checks",
+    "check_verdicts": "agentic_rubrics.rubric.check_verdicts",
     "parse_patch": "agentic_rubrics.patch",
     # scoring
     "DecisionPolicy": "agentic_rubrics.rank.scoring",
@@ -89,7 +89,7 @@ _LAZY: dict[str, str] = {
     "ExplorerConfig": "agentic_rubrics.explore",
     "LocalCopySandbox": "agentic_rubrics.sandbox",
     "RepoCache": "agentic_rubrics.datasets.repos",
-    "RepoConfig": "agentic_rubrics.datasets.repos",
+    "RepoConfig": "agentic_rubrics.datasets.repos_config",
     "resolve_repo_path": "agentic_rubrics.datasets.repos",
     "select": "agentic_rubrics.rank.rerank",
     "self_consistency_ranking": "agentic_rubrics.rank.agreement",
@@ -160,7 +160,8 @@ if TYPE_CHECKING:
     from agentic_rubrics.rank.rerank import select
     from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
     from agentic_rubrics.reasons import MISSING_REASONS
-    from agentic_rubrics.rubric.checks import CHECKS, check_verdicts, run_check
+    from agentic_rubrics.rubric.check_verdicts import check_verdicts
+    from agentic_rubrics.rubric.checks import CHECKS, run_check
     from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, write_rubric
     from agentic_rubrics.runfolder.folder import RunFolder
     from agentic_rubrics.runfolder.tasks import load_tasks

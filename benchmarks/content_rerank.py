@@ -43,7 +43,7 @@ from agentic_rubrics.rank.content import (
 )
 from agentic_rubrics.rank.offline import OFFLINE_FEATURES
 from agentic_rubrics.rank.scoring import score_candidate
-from agentic_rubrics.rubric.checks import check_verdicts
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.types import Candidate, Task
 
 ALL_FEATURES = tuple(dict.fromkeys((*CONTENT_FEATURES, *OFFLINE_FEATURES)))

@@ -26,7 +26,8 @@ from content_rerank import (
     slice_pools,
 )
 
-from agentic_rubrics.datasets.repos import RepoCache, RepoConfig
+from agentic_rubrics.datasets.repos import RepoCache
+from agentic_rubrics.datasets.repos_config import RepoConfig
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.content import CONTENT_FEATURES
 from agentic_rubrics.rank.offline import OFFLINE_FEATURES, offline_ranking

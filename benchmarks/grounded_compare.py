@@ -27,7 +27,8 @@ from typing import Any
 
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.rank import metrics
-from agentic_rubrics.rubric.checks import check_verdicts, run_check
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
+from agentic_rubrics.rubric.checks import run_check
 
 try:  # where the diff model keeps it; an older package (measured for comparison) had it here
     from agentic_rubrics.patch import is_test_path

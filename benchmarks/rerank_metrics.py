@@ -8,7 +8,7 @@ from typing import Any
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.report.results import TaskResult
-from agentic_rubrics.rubric.checks import check_verdicts
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
 
 KS = list(range(1, 17))
 

@@ -9,7 +9,8 @@ import pytest
 
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import is_empty_patch, normalize_patch, parse_patch, patch_hash
-from agentic_rubrics.rubric.checks import CHECKS, check_verdicts, path_matches, run_check
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
+from agentic_rubrics.rubric.checks import CHECKS, path_matches, run_check
 from agentic_rubrics.types import Check
 
 from .conftest import item, rubric

@@ -15,7 +15,8 @@ from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.judge.judges import ChecksJudge
 from agentic_rubrics.pipeline.judging import judge_task
 from agentic_rubrics.rank.scoring import score_candidate
-from agentic_rubrics.rubric.checks import check_verdicts, run_check
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
+from agentic_rubrics.rubric.checks import run_check
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, decide
 from agentic_rubrics.rubric.file import json_schema, parse_rubric
 from agentic_rubrics.rubric.postimage import analyze_patch

@@ -17,7 +17,7 @@ from agentic_rubrics.cli.app import app
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rubric.check_regex import regex_time_limit, rubric_time_limit
-from agentic_rubrics.rubric.checks import check_verdicts
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.rubric.file import MAX_ITEMS, parse_rubric, rubric_to_yaml
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.folder import safe_name

@@ -27,7 +27,8 @@ from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.payloads import Completion
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rank.classifier import yes_probability
-from agentic_rubrics.rubric.checks import check_problems, check_verdicts, imported_modules
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
+from agentic_rubrics.rubric.checks import check_problems, imported_modules
 from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, rubric_to_yaml
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.testing import Reply, register_script, scripted_calls
@@ -99,7 +100,7 @@ def test_shipped_checks_decide_adversarial_lines() -> None:
     """Lines built to make the old patterns backtrack (cubic: 21 s of CPU for 40,000 spaces)."""
     got = guarded("""
         import json
-        from agentic_rubrics.rubric.checks import check_verdicts
+        from agentic_rubrics.rubric.check_verdicts import check_verdicts
         from agentic_rubrics.explore.common import common_items
         from agentic_rubrics.types import Rubric
         integrity, runtime = common_items(["pkg"], tests_in_issue=False)

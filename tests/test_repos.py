@@ -20,14 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.datasets.repos import (
-    RepoCache,
-    RepoConfig,
-    RepoTree,
-    check_checkout,
-    default_cache_dir,
-    resolve_repo_path,
-)
+from agentic_rubrics.datasets.repos import RepoCache, RepoTree, check_checkout, resolve_repo_path
+from agentic_rubrics.datasets.repos_config import RepoConfig, default_cache_dir
 from agentic_rubrics.datasets.repos_git import FileLock, redact_url
 from agentic_rubrics.datasets.repos_store import remove_tree
 from agentic_rubrics.exceptions import AgenticRubricsError, ConfigError, DataError, RepoError

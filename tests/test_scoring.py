@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from agentic_rubrics.exceptions import DataError, RubricError
 from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
-from agentic_rubrics.rubric.checks import check_verdicts
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.rubric.file import parse_rubric
 from agentic_rubrics.types import AXES, CandidateScore, Rubric, Verdict
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agentic_rubrics.explore.codeindex import CodeIndex
 from agentic_rubrics.explore.static import StaticExplorer
-from agentic_rubrics.rubric.checks import check_verdicts
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses
 from agentic_rubrics.sandbox import LocalCopySandbox
 from agentic_rubrics.types import Rubric, Task

@@ -23,7 +23,7 @@ from agentic_rubrics.llm.door import LLM, CallFailed, LLMConfig
 from agentic_rubrics.patch import is_empty_patch, patch_hash
 from agentic_rubrics.payloads import Completion
 from agentic_rubrics.prompts import Prompt, load_prompt
-from agentic_rubrics.rubric.checks import check_verdicts
+from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.text import has_lone_surrogates
 from agentic_rubrics.types import Axis, Rubric, RubricItem, Verdict
 

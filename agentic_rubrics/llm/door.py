@@ -30,7 +30,7 @@ from pydantic import SecretStr
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm.cache import ResponseCache
 from agentic_rubrics.llm.config import LLMConfig, ReasoningEffort, llm_slot_key
-from agentic_rubrics.llm.errors import CallFailed, PhaseGuard, classify
+from agentic_rubrics.llm.errors import CallFailed, PhaseGuard, classify, retrying
 from agentic_rubrics.llm.params import import_litellm
 from agentic_rubrics.llm.reply import redact_completion, to_completion
 from agentic_rubrics.llm.spend import SpendLog, recorded
@@ -315,40 +315,13 @@ class LLM:
         self.ledger.record(phase, task, cached.usage)
         return cached
 
-    def _retrying(self) -> Any:
-        """tenacity's retry loop: transient failures only, ``max_retries`` times, exponential backoff
-        with jitter (or the provider's Retry-After, capped); each wait recorded in ``retry_waits``."""
-        from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
-
-        def transient(exc: BaseException) -> bool:
-            return isinstance(exc, CallFailed) and exc.kind == "transient"
-
-        def wait(state: Any) -> float:
-            exc = state.outcome.exception() if state.outcome else None
-            if isinstance(exc, CallFailed) and exc.retry_after is not None:
-                return min(exc.retry_after, self.config.backoff_max)
-            base = self.config.backoff_initial * 2 ** (state.attempt_number - 1)
-            return float(min(self.config.backoff_max, base * (0.5 + _jitter())))
-
-        def waited(state: Any) -> None:
-            """Before each wait that happens (tenacity also computes one after the last attempt)."""
-            self.retry_waits.append(float(state.next_action.sleep))
-
-        return AsyncRetrying(
-            stop=stop_after_attempt(self.config.max_retries + 1),
-            wait=wait,
-            before_sleep=waited,
-            retry=retry_if_exception(transient),
-            reraise=True,
-        )
-
     async def _call(self, kwargs: dict[str, Any], phase: str, task: str) -> Completion:
         """One call to the provider in a slot of the run's limits, retried, recorded and paid for."""
         async with self.limiter.slot(self.slot_key):
             self.guard.check()  # found unusable while this call waited for its slot
             await self.limiter.check_budget()
             try:
-                async for attempt in self._retrying():
+                async for attempt in retrying(self.config, self.retry_waits):
                     with attempt:
                         self.requests_sent += 1
                         send = functools.partial(self._send_priced, kwargs)
@@ -398,7 +371,3 @@ class LLM:
         if self._auto and self._auto.pool is not None:
             await self._auto.pool.close()
             self._auto.pool = None
-
-
-def _jitter() -> float:
-    return int.from_bytes(os.urandom(2), "big") / 65535

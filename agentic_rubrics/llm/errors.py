@@ -10,10 +10,15 @@ from __future__ import annotations
 
 import email.utils
 import math
+import os
 import re
 import time
+from typing import TYPE_CHECKING, Any
 
 from agentic_rubrics.exceptions import CallFailed, FailureKind, ModelError
+
+if TYPE_CHECKING:
+    from agentic_rubrics.llm.config import LLMConfig
 
 __all__ = ["CallFailed", "FailureKind", "PhaseGuard", "classify"]
 
@@ -195,3 +200,36 @@ class PhaseGuard:
             f" {failure} {setting_hint(str(failure), phase)}"
         )
         return self.stopped
+
+
+def retrying(config: LLMConfig, waits: list[float]) -> Any:
+    """tenacity's retry loop for one call: transient failures only, ``max_retries`` times, exponential
+    backoff with jitter (or the provider's Retry-After, capped at ``backoff_max``); each wait that
+    happens is appended to ``waits``."""
+    from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+    def transient(exc: BaseException) -> bool:
+        return isinstance(exc, CallFailed) and exc.kind == "transient"
+
+    def wait(state: Any) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, CallFailed) and exc.retry_after is not None:
+            return min(exc.retry_after, config.backoff_max)
+        base = config.backoff_initial * 2 ** (state.attempt_number - 1)
+        return float(min(config.backoff_max, base * (0.5 + _jitter())))
+
+    def waited(state: Any) -> None:
+        """Before each wait that happens (tenacity also computes one after the last attempt)."""
+        waits.append(float(state.next_action.sleep))
+
+    return AsyncRetrying(
+        stop=stop_after_attempt(config.max_retries + 1),
+        wait=wait,
+        before_sleep=waited,
+        retry=retry_if_exception(transient),
+        reraise=True,
+    )
+
+
+def _jitter() -> float:
+    return int.from_bytes(os.urandom(2), "big") / 65535

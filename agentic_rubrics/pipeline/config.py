@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from agentic_rubrics.datasets.repos import RepoConfig
+from agentic_rubrics.datasets.repos_config import RepoConfig
 from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig, StaticExplorerConfig

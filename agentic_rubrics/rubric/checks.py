@@ -17,10 +17,8 @@ one non-test file changes".
 
 from __future__ import annotations
 
-import contextlib
 import re
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -38,12 +36,9 @@ from agentic_rubrics.rubric.check_regex import (
     RegexTimeout,
     any_line_matches,
     regex_problem,
-    regex_seconds,
-    regex_time_limit,
-    rubric_seconds,
 )
 from agentic_rubrics.text import has_lone_surrogates
-from agentic_rubrics.types import Check, Rubric, Verdict
+from agentic_rubrics.types import Check
 
 ArgKind = Literal["glob", "globs", "regex", "int", "symbols", "flag", "functions"]
 
@@ -342,7 +337,8 @@ class CheckOutcome:
     code: str | None = None
 
 
-def _undecided(code: str, detail: str) -> CheckOutcome:
+def undecided(code: str, detail: str) -> CheckOutcome:
+    """A check that could not decide: ``missing: check_error`` with ``code`` (CHECK_ERROR_DETAILS)."""
     return CheckOutcome(None, "check_error", detail, code)
 
 
@@ -350,54 +346,18 @@ def run_check(check: Check, patch: ParsedPatch | str) -> CheckOutcome:
     """Decide one check on one patch (text or parsed). Never raises for bad input: that is missing."""
     problems = check_problems(check)
     if problems:
-        return _undecided("invalid_check", "; ".join(m for _, m in problems))
+        return undecided("invalid_check", "; ".join(m for _, m in problems))
     if isinstance(patch, str) and has_lone_surrogates(patch):
-        return _undecided("invalid_text", "the patch holds bytes that are not UTF-8")
+        return undecided("invalid_text", "the patch holds bytes that are not UTF-8")
     try:
         parsed = parse_patch(patch) if isinstance(patch, str) else patch
         ok = CHECKS[check.name].fn(_filtered(parsed, check), check.arg)
     except PatchParseError as exc:
-        return _undecided("not_a_diff", str(exc))
+        return undecided("not_a_diff", str(exc))
     except RegexTimeout as exc:
-        return _undecided("timeout", str(exc))
+        return undecided("timeout", str(exc))
     except CheckError as exc:
-        return _undecided("invalid_check", str(exc))
+        return undecided("invalid_check", str(exc))
     except checks_repo.NeedsRepository:  # decided on the base tree by the judge; else missing
         return CheckOutcome(None, "no_repository", "the check needs the task's repository")
     return CheckOutcome(1 if ok else 0, check.name)
-
-
-def check_verdicts(
-    rubric: Rubric, patch: str, *, instance_id: str, candidate_id: str
-) -> dict[str, Verdict]:
-    """Verdicts for the rubric's items that carry a check, keyed by item id (others are absent)."""
-    parsed: ParsedPatch | str = patch  # not text, or not a diff: run_check says so for each item
-    if not has_lone_surrogates(patch):
-        with contextlib.suppress(PatchParseError):
-            parsed = parse_patch(patch)
-    out: dict[str, Verdict] = {}
-    # every check of the rubric shares one CPU budget on this patch: past it, the rest is undecided
-    deadline = time.process_time() + rubric_seconds()
-    for axis, item in rubric.items():
-        if item.check is None:
-            continue
-        left = deadline - time.process_time()
-        if left <= 0:
-            outcome = _undecided(
-                "rubric_timeout", "the rubric's checks ran past their shared time on this patch"
-            )
-        else:
-            with regex_time_limit(min(regex_seconds(), left)):
-                outcome = run_check(item.check, parsed)
-        out[item.id] = Verdict(
-            instance_id=instance_id,
-            candidate_id=candidate_id,
-            item_id=item.id,
-            axis=axis,
-            weight=item.weight,
-            origin="missing" if outcome.value is None else "checked",
-            value=outcome.value,
-            reason=outcome.reason,
-            detail=outcome.code,
-        )
-    return out
