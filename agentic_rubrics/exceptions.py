@@ -98,9 +98,16 @@ class RunFolderBusy(AgenticRubricsError):
 
 
 FailureKind = Literal[
-    "transient", "auth", "unknown_model", "context_window", "refusal", "bad_params", "bad_request",
-    "budget", "empty_reply",
-]  # fmt: skip
+    "transient",
+    "auth",
+    "unknown_model",
+    "context_window",
+    "refusal",
+    "bad_params",
+    "bad_request",
+    "budget",
+    "empty_reply",
+]
 """How a model call failed: ``transient`` is retried, the others fail the call or the run."""
 
 

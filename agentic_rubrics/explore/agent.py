@@ -176,9 +176,11 @@ class AgentExplorer:
             if action.problems or action.tool is None:
                 step["error"] = "format"
                 feedback = self.prompt.render(
-                    "format_error", errors="; ".join(action.problems), native_tools=native,
+                    "format_error",
+                    errors="; ".join(action.problems),
+                    native_tools=native,
                     turns_left=self.tools.turns_left(turn),
-                )  # fmt: skip
+                )
                 self._answer(convo, action, feedback, turn)
                 continue
             try:
@@ -240,10 +242,16 @@ class IssueOnlyExplorer:
             text = completion.content or ""
             blocks = _YAML.findall(text)
             rubric, errors, _ = validate_text(blocks[-1] if blocks else text)
-            steps.append({"turn": attempt, "tool": "write", "valid": rubric is not None,
-                          "prompt_tokens": completion.usage.prompt_tokens,
-                          "completion_tokens": completion.usage.completion_tokens,
-                          "cost_usd": completion.usage.cost_usd})  # fmt: skip
+            steps.append(
+                {
+                    "turn": attempt,
+                    "tool": "write",
+                    "valid": rubric is not None,
+                    "prompt_tokens": completion.usage.prompt_tokens,
+                    "completion_tokens": completion.usage.completion_tokens,
+                    "cost_usd": completion.usage.cost_usd,
+                }
+            )
             if rubric is not None:
                 return rubric, steps
         raise ExplorationFailed("invalid_rubric", steps)

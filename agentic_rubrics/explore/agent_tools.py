@@ -84,17 +84,23 @@ class Tools:
             if tool == "submit" and rubric is None and turn >= self.max_turns:
                 raise InvalidAtLastTurn
             obs = p.render(
-                "validation", errors=errors, warnings=warnings, rubric_file=RUBRIC_FILE,
+                "validation",
+                errors=errors,
+                warnings=warnings,
+                rubric_file=RUBRIC_FILE,
                 turns_left=left,
-            )  # fmt: skip
+            )
             return obs, None
         if tool == "view":
             done = await tools.view(run.sandbox, argument, max_chars=self.max_observation, prompt=p)
         elif tool == "search":
             done = await tools.search(
-                run.sandbox, argument, max_chars=self.max_observation,
-                timeout=self.command_timeout, prompt=p,
-            )  # fmt: skip
+                run.sandbox,
+                argument,
+                max_chars=self.max_observation,
+                timeout=self.command_timeout,
+                prompt=p,
+            )
         else:
             done = await tools.bash(
                 run.sandbox, argument, max_chars=self.max_observation, timeout=self.command_timeout
@@ -103,7 +109,12 @@ class Tools:
             run.steps[-1].update(exit_code=done.exit_code, timed_out=done.timed_out)
         run.steps[-1].update(truncated=done.truncated)
         obs = p.render(
-            "observation", tool=tool, output=done.output, note=done.note,
-            exit_code=done.exit_code, timed_out=done.timed_out, turns_left=left,
-        )  # fmt: skip
+            "observation",
+            tool=tool,
+            output=done.output,
+            note=done.note,
+            exit_code=done.exit_code,
+            timed_out=done.timed_out,
+            turns_left=left,
+        )
         return obs, None

@@ -19,11 +19,28 @@ from agentic_rubrics.protocols import Sandbox
 
 LOW_PRIOR_PARTS = frozenset(
     {
-        "doc", "docs", "examples", "example", "bench", "benchmarks", "asv_bench", "extern",
-        "externals", "vendor", "_vendor", "vendored", "third_party", "packages", "_antlr",
-        "scripts", "tools", "release", "ci", "build",
+        "doc",
+        "docs",
+        "examples",
+        "example",
+        "bench",
+        "benchmarks",
+        "asv_bench",
+        "extern",
+        "externals",
+        "vendor",
+        "_vendor",
+        "vendored",
+        "third_party",
+        "packages",
+        "_antlr",
+        "scripts",
+        "tools",
+        "release",
+        "ci",
+        "build",
     }
-)  # fmt: skip
+)
 """Folder names whose code is rarely where an issue is fixed: documentation, examples, benchmarks,
 vendored copies of other projects and generated parsers."""
 

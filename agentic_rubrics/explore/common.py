@@ -15,9 +15,15 @@ from agentic_rubrics.types import Rubric, Task
 # regex engine alike) never give characters back, and no two quantifiers range over the same text.
 CODE_LINE = r"^\s*+[^\s#]"  # a line that is not blank and not a comment
 DEPENDENCY_FILES = [
-    "setup.py", "setup.cfg", "pyproject.toml", "requirements*.txt", "Pipfile*", "poetry.lock",
-    "environment*.yml", "tox.ini",
-]  # fmt: skip
+    "setup.py",
+    "setup.cfg",
+    "pyproject.toml",
+    "requirements*.txt",
+    "Pipfile*",
+    "poetry.lock",
+    "environment*.yml",
+    "tox.ini",
+]
 SKIP_MARKERS = (
     r"pytest\.mark\.(skip|xfail)|pytest\.(skip|xfail)\(|unittest\.skip|@skip(If|Unless)?\b"
 )

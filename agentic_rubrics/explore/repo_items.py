@@ -18,10 +18,14 @@ from agentic_rubrics.patch import TEST_GLOBS
 def applies_item(item_id: str) -> dict[str, Any]:
     """The gate: the patch applies to the base tree as the harness applies it."""
     return {
-        **item(item_id, "Applies to the base tree as the SWE-bench harness applies it", 3,
-               {"applies": True}),
+        **item(
+            item_id,
+            "Applies to the base tree as the SWE-bench harness applies it",
+            3,
+            {"applies": True},
+        ),
         "gate": True,
-    }  # fmt: skip
+    }
 
 
 def postimage_items(first_number: int) -> list[dict[str, Any]]:

@@ -108,9 +108,16 @@ def classify(exc: BaseException) -> CallFailed:
     if "ContentPolicyViolationError" in names:
         return CallFailed("refusal", short)
     transient = {
-        "RateLimitError", "Timeout", "APITimeoutError", "APIConnectionError", "InternalServerError",
-        "ServiceUnavailableError", "BadGatewayError", "TimeoutError", "ConnectionError",
-    }  # fmt: skip
+        "RateLimitError",
+        "Timeout",
+        "APITimeoutError",
+        "APIConnectionError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+        "BadGatewayError",
+        "TimeoutError",
+        "ConnectionError",
+    }
     status = getattr(exc, "status_code", None)
     if names & transient or (isinstance(status, int) and status >= 500):
         return CallFailed("transient", f"{name}: {short}", retry_after=_retry_after(exc))
@@ -129,14 +136,19 @@ _PARAMS = re.compile(
     r"|extra inputs are not permitted|reasoning_effort|max_completion_tokens"
 )
 _SETTINGS = (
-    (("temperature", "top_p"), "set {s}.temperature to null (reasoning models take only their"
-     " provider's default; if litellm does not know this one reasons, also set {s}.reasoning_effort)"),
-    (("budget_tokens", "thinking", "reasoning_effort"), "change {s}.reasoning_effort, or the"
-     " thinking entry of {s}.extra_params"),
+    (
+        ("temperature", "top_p"),
+        "set {s}.temperature to null (reasoning models take only their"
+        " provider's default; if litellm does not know this one reasons, also set {s}.reasoning_effort)",
+    ),
+    (
+        ("budget_tokens", "thinking", "reasoning_effort"),
+        "change {s}.reasoning_effort, or the thinking entry of {s}.extra_params",
+    ),
     (("max_completion_tokens", "max_tokens"), "change {s}.max_tokens or {s}.reasoning_tokens"),
     (("logprobs",), "leave patch_classifier out of --selectors"),
     (("tools", "tool_choice", "function"), "set explorer.tool_calls to text"),
-)  # fmt: skip
+)
 EARLY_STOP_AFTER = 3
 """Refused calls (other than for their parameters) at the start of a phase, none answered, that stop
 the run: a provider refusing every request is misconfigured, not unlucky."""

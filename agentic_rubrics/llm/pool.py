@@ -67,8 +67,9 @@ class WorkerPool:
         # a thread of that worker's (a worker that stops reading fills its pipe, and the write would
         # otherwise block the event loop, and every deadline with it); while that thread has bytes to
         # write, later requests queue behind it, so frames never interleave
-        self._senders = [ThreadPoolExecutor(1, thread_name_prefix="model-worker-send")
-                         for _ in range(processes)]  # fmt: skip
+        self._senders = [
+            ThreadPoolExecutor(1, thread_name_prefix="model-worker-send") for _ in range(processes)
+        ]
         self._queued = [0] * processes
         self._socks: list[socket.socket] = []
         self._ids = itertools.count()

@@ -99,9 +99,13 @@ class AutoPool:
         calls = self._calls - calls0
         per_call, latency = (now - cpu0) / calls, (self._seconds - seconds0) / calls
         need, processes = planned_processes(
-            self.concurrency, per_call, latency, self.cpus,
-            saturation=self.saturation, max_processes=self.max_processes,
-        )  # fmt: skip
+            self.concurrency,
+            per_call,
+            latency,
+            self.cpus,
+            saturation=self.saturation,
+            max_processes=self.max_processes,
+        )
         self.decision = {
             "started": processes > 0,
             "processes": processes,
@@ -116,6 +120,10 @@ class AutoPool:
             log.info(
                 "model calls would need %.2f cores at concurrency %d (%.2f ms of CPU and %.3f s each):"
                 " starting %d litellm worker processes",
-                need, self.concurrency, 1000 * per_call, latency, processes,
-            )  # fmt: skip
+                need,
+                self.concurrency,
+                1000 * per_call,
+                latency,
+                processes,
+            )
             self.pool = self.start(processes)

@@ -118,19 +118,24 @@ async def drive(
                 pending.append(executor.start(queue.pop(0)))
             for handle in await executor.finished(pending):
                 pending.remove(handle)
-                record = executor.record(
-                    handle
-                )  # a task's exception (a failed login) stops the run
+                # a task's exception (a failed login) stops the run
+                record = executor.record(handle)
                 store(folder, record)
                 calls, usd = calls + record.calls, usd + record.usd
                 if hook is None:
                     continue
                 if record.judged:
-                    hook("judged", record.instance_id, {"usd": usd, "calls": calls,
-                                                        "missing": record.missing})  # fmt: skip
+                    hook(
+                        "judged",
+                        record.instance_id,
+                        {"usd": usd, "calls": calls, "missing": record.missing},
+                    )
                 else:
-                    hook("explored", record.instance_id,
-                         {"usd": usd, "calls": calls, "explore_only": True})  # fmt: skip
+                    hook(
+                        "explored",
+                        record.instance_id,
+                        {"usd": usd, "calls": calls, "explore_only": True},
+                    )
     finally:
         state = await executor.close()
     return state

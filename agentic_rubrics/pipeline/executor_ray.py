@@ -115,9 +115,8 @@ class RayExecutor:
         self.capacity = config.executor.workers or max(
             1, int(ray.cluster_resources().get("CPU", 1))
         )
-        self.config_json = config.model_dump(
-            mode="json", context={"secrets": True}
-        )  # in memory only
+        # in memory only
+        self.config_json = config.model_dump(mode="json", context={"secrets": True})
         self.root, self.api_key = str(root), api_key
 
     def start(self, job: Job) -> Any:

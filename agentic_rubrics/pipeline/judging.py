@@ -36,8 +36,10 @@ def generator_warning(task: Task, model: str) -> int:
     if own:
         log.warning(
             "%s: the judge model %s also generated %d candidate(s); its scores may be inflated",
-            task.instance_id, model, own,
-        )  # fmt: skip
+            task.instance_id,
+            model,
+            own,
+        )
     return own
 
 

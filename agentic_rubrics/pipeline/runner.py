@@ -144,9 +144,15 @@ class _Job:
             # the budget covers the whole run: what earlier processes spent counts
             spent = read_spending(folder.spend_path).budget_charge
             await run_tasks(
-                todo, config, folder, self.api_key, explore_only=explore_only, hook=self.hook,
-                spent_before=spent, plans=plans,
-            )  # fmt: skip
+                todo,
+                config,
+                folder,
+                self.api_key,
+                explore_only=explore_only,
+                hook=self.hook,
+                spent_before=spent,
+                plans=plans,
+            )
         if "report" not in stages:
             return None
         labels = from_tasks(tasks, f"tasks file {self.tasks_file}")
@@ -176,7 +182,7 @@ def write_report(
         folder, labels=labels, seed=seed, selectors=selectors
     )
     report.problems = diagnose(report)
-    draw = folder.config()["config"].get("plots", True)  # a folder from before the option: drawn
+    draw = folder.recorded().config.plots
     plots = []
     if draw:
         from agentic_rubrics.report.plots import write_plots

@@ -269,18 +269,23 @@ async def compute_task(
     repeats = config.judge.repeats if config.judge.kind == "llm" else 1
     only = plan.pairs() if plan is not None and not plan.redo_rubric else None
     repository = await repo_analyses(public, rubric_outcome.rubric, ctx.repository)
-    rows = await judge_task(public, rubric_outcome.rubric, ctx.judge, repeats=repeats,
-                            concurrency=config.judge.concurrency, only=only,
-                            repository=repository)  # fmt: skip
+    rows = await judge_task(
+        public,
+        rubric_outcome.rubric,
+        ctx.judge,
+        repeats=repeats,
+        concurrency=config.judge.concurrency,
+        only=only,
+        repository=repository,
+    )
     if plan is not None and only is not None:
         rows = merge_rows(plan.kept_rows, rows, task)
     baselines = await baselines_for(public, ctx, repository)
     judge_model = config.judge.model
     own_output = generator_warning(task, judge_model.model) if judge_model is not None else 0
     status = rubric_outcome.status
-    inputs = task_inputs(
-        task
-    )  # the hash, the base commit, each candidate's hashes and label
+    # the hash, the base commit, each candidate's hashes and label
+    inputs = task_inputs(task)
     progress = ProgressRow(
         instance_id=task.instance_id,
         repo=task.repo,

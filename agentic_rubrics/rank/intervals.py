@@ -130,9 +130,8 @@ class Intervals:
             doc = {"schema": ALGORITHM, "intervals": kept}
             # not flushed to disk: losing the file costs a recomputation, never a wrong number
             atomic_write_text(self.cache_path, json.dumps(doc) + "\n", durable=False)
-        except (
-            OSError
-        ) as exc:  # a read-only folder: the report is still right, only slower next time
+        # a read-only folder: the report is still right, only slower next time
+        except OSError as exc:
             log.info("%s: intervals not remembered: %s", self.cache_path, exc)
 
 

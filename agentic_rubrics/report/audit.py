@@ -23,13 +23,27 @@ from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.report import Report
 
 HIGH_UTILITY = (
-    "rule break", "band-aid fix", "wrong layer", "root cause missed", "missing edges", "scope creep",
-    "perf risk", "API break", "security risk",
-)  # fmt: skip
+    "rule break",
+    "band-aid fix",
+    "wrong layer",
+    "root cause missed",
+    "missing edges",
+    "scope creep",
+    "perf risk",
+    "API break",
+    "security risk",
+)
 LOW_UTILITY = (
-    "test/rules mismatch", "over-specified fix", "API over-strict", "style nit", "spec clash",
-    "reference-patch conflict", "redundant signal", "eval bug", "irrelevant rule",
-)  # fmt: skip
+    "test/rules mismatch",
+    "over-specified fix",
+    "API over-strict",
+    "style nit",
+    "spec clash",
+    "reference-patch conflict",
+    "redundant signal",
+    "eval bug",
+    "irrelevant rule",
+)
 TAXONOMY = {**dict.fromkeys(HIGH_UTILITY, "high"), **dict.fromkeys(LOW_UTILITY, "low")}
 """Utility labels for a disagreement: high (the rubric caught something real) or low (it was wrong)."""
 

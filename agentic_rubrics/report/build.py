@@ -167,64 +167,68 @@ def build_report_and_results(
     ``labels``, ``seed`` and ``selectors`` are report-time settings: by default the run's tasks file's
     labels, and the seed and selectors in config.json.
     """
-    recorded = folder.config()
-    cfg = recorded["config"]
-    policy = DecisionPolicy.model_validate(cfg["policy"])
+    recorded = folder.recorded()
+    cfg = recorded.config
+    policy = DecisionPolicy.model_validate(cfg.policy)
     given_now = selectors is not None
-    given_seed = seed
-    selectors = list(selectors or cfg["selectors"])
-    try:
-        check_names(selectors)
-    except ValueError as exc:
-        raise DataError(str(exc)) from exc
-    seed = cfg["seed"] if seed is None else seed
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        source = "config.json's seed" if given_seed is None else "--seed"
-        raise DataError(f"{source} is {seed!r}: expected a whole number of 0 or more")
+    chosen = _report_selectors(list(selectors or cfg.selectors))
+    seed = _report_seed(cfg.seed if seed is None else seed, given=seed is not None)
     labels = labels if labels is not None else default_labels(folder)
-    resamples = n_resamples if n_resamples is not None else cfg["bootstrap_resamples"]
-    results = load_results(folder, policy=policy, selectors=selectors, seed=seed, labels=labels)
+    resamples = n_resamples if n_resamples is not None else cfg.bootstrap_resamples
+    results = load_results(folder, policy=policy, selectors=chosen, seed=seed, labels=labels)
     cis = Intervals(resamples, seed=seed, cache_path=folder.root / INTERVALS_FILE)
     labelled = [t for t in results if t.labelled]
     max_pool = max((len(t.labelled_ids) for t in labelled), default=0)
-    ks = list(range(1, min(cfg["max_k"], max_pool) + 1))
+    ks = list(range(1, min(cfg.max_k, max_pool) + 1))
     report: dict[str, Any] = {
         "schema": SCHEMA,
-        "config_hash": recorded["config_hash"],
-        "explorer": cfg["explorer"]["kind"],
+        "config_hash": recorded.config_hash,
+        "explorer": cfg.explorer.kind,
         "judge": sorted({t.progress.judge for t in results}),
         "policy": policy.model_dump(),
-        "primary_selector": selectors[0],
+        "primary_selector": chosen[0],
         "selection": {
-            "primary": selectors[0],
-            "reason": primary_reason(cfg, selectors, given_now),
-            **choose(results, selectors),
+            "primary": chosen[0],
+            "reason": primary_reason(cfg.judge.kind == "llm", chosen, given_now),
+            **choose(results, chosen),
         },
         "seed": seed,
-        **_counts_and_labels(results, labelled, labels.source, max_pool, ks, cfg["max_k"]),
+        **_counts_and_labels(results, labelled, labels.source, max_pool, ks, cfg.max_k),
         "rubrics": _rubrics_section(results),
         **_verdicts_and_coverage(results),
-        "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in selectors},
+        "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in chosen},
         # what fitted weights were fitted on; a run's instances inside that fit are in-sample
-        "fitted_weights": fitted_weights(selectors, [t.instance_id for t in results]),
+        "fitted_weights": fitted_weights(chosen, [t.instance_id for t in results]),
         "oracle_pass_at_k": {
             str(k): metrics.mean(metrics.pass_at_k(_ys(t), k) for t in labelled) for k in ks
         },
         "random_at_k": metrics.mean(metrics.random_at_k(_ys(t)) for t in labelled),
         **repeat_stability(results, policy, seed),
         "cost": cost_summary(
-            read_spending(folder.spend_path),
-            _cached_calls(results),
-            len(results),
-            cfg.get("max_cost_usd"),
+            read_spending(folder.spend_path), _cached_calls(results), len(results), cfg.max_cost_usd
         ),
         "similarity": similarity_summary(t.progress.baselines for t in results),
-        "comparisons": compare(labelled, selectors, ks, cis) if labelled and ks else None,
+        "comparisons": compare(labelled, chosen, ks, cis) if labelled and ks else None,
         "verdicts_changed": sorted(t.instance_id for t in results if t.verdicts_changed),
-        "tasks": [_task_summary(t, selectors) for t in results],
+        "tasks": [_task_summary(t, chosen) for t in results],
     }
     cis.save()
     return Report.model_validate(report), results
+
+
+def _report_selectors(selectors: list[str]) -> list[str]:
+    try:
+        check_names(selectors)
+    except ValueError as exc:
+        raise DataError(str(exc)) from exc
+    return selectors
+
+
+def _report_seed(seed: Any, *, given: bool) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        source = "--seed" if given else "config.json's seed"
+        raise DataError(f"{source} is {seed!r}: expected a whole number of 0 or more")
+    return seed
 
 
 def _counts_and_labels(

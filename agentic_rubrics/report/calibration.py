@@ -162,8 +162,13 @@ def _diagram(result: dict[str, Any], path: Path) -> None:
             color=color,
             label=f"{name} (ECE {e:.3f})",
         )
-    ax.set(xlabel="predicted P(resolved)", ylabel="observed share resolved", xlim=(0, 1), ylim=(0, 1),
-           title=f"Reliability ({result['candidates']} candidates)")  # fmt: skip
+    ax.set(
+        xlabel="predicted P(resolved)",
+        ylabel="observed share resolved",
+        xlim=(0, 1),
+        ylim=(0, 1),
+        title=f"Reliability ({result['candidates']} candidates)",
+    )
     ax.legend(fontsize=8, loc="upper left")
     save(fig, path)
 

@@ -109,11 +109,21 @@ def _label_plots(root: Path, by_label: _ByLabel, axes: _AxesByLabel) -> list[tup
     for offset, label, color in ((-width / 2, True, "#2ca02c"), (width / 2, False, "#d62728")):
         means = [sum(axes[label][a]) / len(axes[label][a]) if axes[label][a] else 0.0 for a in AXES]
         counts = [len(axes[label][a]) for a in AXES]
-        bars = ax.bar([i + offset for i in range(len(AXES))], means, width, color=color,
-                      label="resolved" if label else "unresolved")  # fmt: skip
+        bars = ax.bar(
+            [i + offset for i in range(len(AXES))],
+            means,
+            width,
+            color=color,
+            label="resolved" if label else "unresolved",
+        )
         for bar, n in zip(bars, counts, strict=True):
-            ax.annotate(f"n={n}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                        ha="center", va="bottom", fontsize=7)  # fmt: skip
+            ax.annotate(
+                f"n={n}",
+                (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                ha="center",
+                va="bottom",
+                fontsize=7,
+            )
     ax.set_xticks(range(len(AXES)), names)
     ax.set(ylabel="mean axis S", ylim=(0, 1.1), title="Per-axis S by ground-truth label")
     ax.legend(fontsize=8)
@@ -142,8 +152,12 @@ def _roc_plot(root: Path, report: Report, labelled: list[TaskResult]) -> list[tu
         fig, ax = _figure(5.2, 4.6)
         for n, (name, points, auc) in enumerate(curves):
             auc_text = "n/a" if auc is None else f"{auc:.3f}"
-            ax.plot([p[0] for p in points], [p[1] for p in points], color=_COLORS[n % len(_COLORS)],
-                    label=f"{name} (AUC {auc_text})")  # fmt: skip
+            ax.plot(
+                [p[0] for p in points],
+                [p[1] for p in points],
+                color=_COLORS[n % len(_COLORS)],
+                label=f"{name} (AUC {auc_text})",
+            )
         ax.plot([0, 1], [0, 1], "k:", lw=1)
         ax.set(xlabel="false-positive rate", ylabel="true-positive rate", title="ROC curves")
         ax.legend(fontsize=8, loc="lower right")

@@ -95,13 +95,23 @@ def _counts(counts: dict[str, int]) -> str:
 def diagnose(report: Report) -> Problems:
     """Fatal summaries and warnings for a finished report."""
     out = Problems()
-    tasks = report.counts.tasks
-    cost = report.cost
-    missing = report.verdicts.missing_by_reason
-    judged = report.verdicts.origins.get("judged", 0)
-    model_missing = {k: v for k, v in missing.items() if k not in _NOT_MODEL}
+    model_missing = {
+        k: v for k, v in report.verdicts.missing_by_reason.items() if k not in _NOT_MODEL
+    }
     failed_rubrics = Counter(report.rubrics.failed)
+    _phase_failures(report, model_missing, failed_rubrics, out)
+    _analysis_failures(report, out)
+    _partial_failures(report, model_missing, failed_rubrics, out)
+    _trust_warnings(report, out)
+    return out
 
+
+def _phase_failures(
+    report: Report, model_missing: dict[str, int], failed_rubrics: Counter[str], out: Problems
+) -> None:
+    """A phase that failed for everyone: fatal, with the cause and the fix."""
+    tasks, cost = report.counts.tasks, report.cost
+    judged = report.verdicts.origins.get("judged", 0)
     if cost.requests and not cost.calls:
         out.fatal.append(
             f"Every one of the {int(cost.requests)} model requests of this run failed"
@@ -109,10 +119,14 @@ def diagnose(report: Report) -> Problems:
             f" {_request_fix(cost.failures)}"
         )
     elif model_missing and not judged:
+        fix = (
+            _request_fix(cost.failures)
+            if cost.failures
+            else "Resume with a higher --max-cost or look at the reasons above."
+        )
         out.fatal.append(
             f"No item was judged by the model: all {sum(model_missing.values())} items it had to"
-            f" decide are missing ({_counts(model_missing)}); S rests on the checks alone."
-            f" {_request_fix(cost.failures) if cost.failures else 'Resume with a higher --max-cost or look at the reasons above.'}"
+            f" decide are missing ({_counts(model_missing)}); S rests on the checks alone. {fix}"
         )
     if tasks and report.rubrics.ok == 0 and failed_rubrics:
         out.fatal.append(
@@ -121,30 +135,40 @@ def diagnose(report: Report) -> Problems:
         )
     selection = report.selection
     if tasks and selection.tasks_without_primary_value == tasks:
+        took = (
+            f" (selections.jsonl took the next selectors' picks: {_counts(selection.fallbacks)})"
+            if selection.fallbacks
+            else ""
+        )
         out.fatal.append(
             f"The primary selector {selection.primary!r} has a value for no candidate of any of"
-            f" the {tasks} tasks, so its picks are arbitrary"
-            + (
-                f" (selections.jsonl took the next selectors' picks: {_counts(selection.fallbacks)})"
-                if selection.fallbacks
-                else ""
-            )
-            + ". Fix what its values rest on (the rubrics and verdicts above), or put another"
-            " selector first with `agentic-rubrics report --selectors ...`."
+            f" the {tasks} tasks, so its picks are arbitrary{took}. Fix what its values rest on"
+            " (the rubrics and verdicts above), or put another selector first with"
+            " `agentic-rubrics report --selectors ...`."
         )
 
+
+def _analysis_failures(report: Report, out: Problems) -> None:
+    """Post-image analyses that failed themselves: a warning, fatal when they are half the rows."""
     rows = report.verdicts.rows
     for detail, n in sorted(report.verdicts.check_error_by_detail.items()):
         if detail not in _ANALYSIS:
             continue
+        most = 2 * n >= rows
         line = (
             f"{n} of {rows} item verdicts missing: check_error {detail} ({_ANALYSIS[detail]}):"
             " the repository-aware items of those candidates rest on nothing"
         )
-        (out.fatal if 2 * n >= rows else out.warnings).append(
-            line + (" — most of the run's verdicts" if 2 * n >= rows else "")
+        (out.fatal if most else out.warnings).append(
+            line + (" — most of the run's verdicts" if most else "")
         )
-    # partial failures: one line per cause
+
+
+def _partial_failures(
+    report: Report, model_missing: dict[str, int], failed_rubrics: Counter[str], out: Problems
+) -> None:
+    """One warning line per cause of a partial failure."""
+    cost, selection = report.cost, report.selection
     for reason, n in sorted(model_missing.items()):
         meaning = MISSING_REASONS.get(reason, reason)
         retry = (
@@ -173,6 +197,10 @@ def diagnose(report: Report) -> Problems:
             f"{int(cost.in_flight_unknown)} model requests were in flight when a process was"
             " killed: their cost is unknown and left out of the dollar figure"
         )
+
+
+def _trust_warnings(report: Report, out: Problems) -> None:
+    """What the figures should not be trusted for: in-sample weights, edited rows, missing labels."""
     for name, fit in report.fitted_weights.items():
         if fit["run_instances_in_fit"]:
             out.warnings.append(
@@ -180,13 +208,13 @@ def diagnose(report: Report) -> Problems:
                 f" fit of the {name!r} selector's weights ({fit.get('data', '?')}): its figures on"
                 " them are in-sample, not a measure of how it ranks new tasks"
             )
-    if report.verdicts_changed:
-        shown = ", ".join(report.verdicts_changed[:5])
-        more = len(report.verdicts_changed) - 5
+    changed = report.verdicts_changed
+    if changed:
+        more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
         out.warnings.append(
-            f"verdicts.jsonl no longer holds the rows {len(report.verdicts_changed)} task(s) wrote"
-            f" (their digest differs: edited by hand?): {shown}{f' and {more} more' if more > 0 else ''};"
-            " their scores rest on the rows as they are now"
+            f"verdicts.jsonl no longer holds the rows {len(changed)} task(s) wrote (their digest"
+            f" differs: edited by hand?): {', '.join(changed[:5])}{more}; their scores rest on the"
+            " rows as they are now"
         )
     left = report.labels.left_out
     if left.unlabelled_candidates:
@@ -195,7 +223,6 @@ def diagnose(report: Report) -> Problems:
             f" {left.tasks_without_a_labelled_candidate} tasks none at all: left out of the"
             f" metrics (labels: {report.labels.source})"
         )
-    return out
 
 
 def explore_problems(statuses: list[RubricStatus]) -> Problems:

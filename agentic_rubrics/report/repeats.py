@@ -51,9 +51,13 @@ def repeat_stability(
                     if v.candidate_id == cid and (v.repeat == r or v.origin == "checked")
                 ]
                 scores[cid] = score_candidate(
-                    t.rubric, rows, instance_id=t.instance_id, candidate_id=cid,
-                    empty_patch=cand.empty, policy=policy,
-                )  # fmt: skip
+                    t.rubric,
+                    rows,
+                    instance_id=t.instance_id,
+                    candidate_id=cid,
+                    empty_patch=cand.empty,
+                    policy=policy,
+                )
             picks.add(select(t.instance_id, rubric_ranking(scores), "rubric", seed).candidate_id)
         changed += len(picks) > 1
     return {

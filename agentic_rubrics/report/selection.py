@@ -49,12 +49,11 @@ def choose(results: list[TaskResult], selectors: list[str]) -> dict[str, Any]:
     }
 
 
-def primary_reason(config: dict[str, Any], selectors: list[str], given_now: bool) -> str:
+def primary_reason(with_model: bool, selectors: list[str], given_now: bool) -> str:
     """Why the first selector is the primary one (said in the report, so adding a model never changes
-    which selector writes selections.jsonl without a word)."""
+    which selector writes selections.jsonl without a word); ``with_model``: the run has a judge model."""
     from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
 
-    with_model = (config.get("judge") or {}).get("kind") == "llm"
     if given_now:
         return "given first in `report --selectors`"
     if with_model and selectors == MODEL_SELECTORS:

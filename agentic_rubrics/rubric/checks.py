@@ -259,9 +259,13 @@ def _adds_no_import_except(files: Files, arg: Any) -> bool:
 
 # the repository-aware checks are decided on the base tree at judge time; from the diff alone: missing
 CHECKS.update(
-    {s.name: CheckSpec(s.name, s.arg, s.doc, s.example, checks_repo.needs_repository, repository=True)
-     for s in checks_repo.REPO_CHECKS.values()}
-)  # fmt: skip
+    {
+        s.name: CheckSpec(
+            s.name, s.arg, s.doc, s.example, checks_repo.needs_repository, repository=True
+        )
+        for s in checks_repo.REPO_CHECKS.values()
+    }
+)
 
 
 def check_problems(check: Check) -> list[tuple[str, str]]:

@@ -218,9 +218,8 @@ def _ids_named(text: str, ids: set[str], prefixes: set[str]) -> set[str]:
     of items.
     """
     found: set[str] = set()
-    for match in _ID_START.finditer(
-        text
-    ):  # an id starts with a letter, right after a word boundary
+    # an id starts with a letter, right after a word boundary
+    for match in _ID_START.finditer(text):
         start = match.start()
         end = start + 1
         while end <= len(text) and text[start:end] in prefixes:

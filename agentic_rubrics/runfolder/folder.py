@@ -22,7 +22,7 @@ from agentic_rubrics.runfolder.files import (
     atomic_write_text,
     read_jsonl,
 )
-from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, read_row
+from agentic_rubrics.runfolder.rows import ProgressRow, RecordedConfig, RubricStatus, read_row
 from agentic_rubrics.text import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Verdict
 
@@ -73,10 +73,16 @@ class RunFolder:
             return
         if restart and self.root.exists():
             for child in (
-                self.config_path, self.verdicts_path, self.progress_path, self.selections_path,
-                self.report_json, self.report_md, self.scores_path, self.patches_path,
+                self.config_path,
+                self.verdicts_path,
+                self.progress_path,
+                self.selections_path,
+                self.report_json,
+                self.report_md,
+                self.scores_path,
+                self.patches_path,
                 self.spend_path,
-            ):  # fmt: skip
+            ):
                 child.unlink(missing_ok=True)
             # the response cache too: a restarted run must not get its answers from the old one
             for folder in (
@@ -99,11 +105,25 @@ class RunFolder:
         )
 
     def config(self) -> dict[str, Any]:
-        """The recorded configuration (with its hash)."""
+        """The recorded configuration (with its hash), as JSON: what resuming compares.
+
+        Raises:
+            DataError: not a run folder, or a config.json that is not JSON (naming the file).
+        """
         if not self.config_path.exists():
             raise DataError(f"{self.root}: not a run folder (no config.json)")
-        data: dict[str, Any] = json.loads(self.config_path.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(self.config_path.read_text(encoding="utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise DataError(f"{self.config_path}: not JSON ({exc})") from exc
+        if not isinstance(data, dict):
+            raise DataError(f"{self.config_path}: expected a JSON object")
         return data
+
+    def recorded(self) -> RecordedConfig:
+        """config.json, typed: what the report reads of it (a :class:`DataError` naming the file,
+        the field and the version when it is not of this shape)."""
+        return read_row(RecordedConfig, self.config(), str(self.config_path))
 
     # progress ---------------------------------------------------------------------
 
@@ -176,9 +196,8 @@ class RunFolder:
         self._keep(kept)
         if rubrics:
             for iid in instance_ids:
-                self.rubric_status_path(iid).unlink(
-                    missing_ok=True
-                )  # first: it marks the rubric done
+                # first: it marks the rubric done
+                self.rubric_status_path(iid).unlink(missing_ok=True)
                 self.rubric_path(iid).unlink(missing_ok=True)
                 self.trajectory_path(iid).unlink(missing_ok=True)
 

@@ -113,8 +113,12 @@ def bwrap_problem() -> str | None:
         try:
             done = subprocess.run(
                 sandbox.argv("touch probe && ulimit -u"),
-                capture_output=True, text=True, timeout=20, cwd="/", **host_user(),
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=20,
+                cwd="/",
+                **host_user(),
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bubblewrap failed to start: {exc}"
         finally:

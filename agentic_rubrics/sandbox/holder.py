@@ -108,9 +108,14 @@ class Holder:
         ]
         try:
             self._proc = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd="/", env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}, **host_user(),
-            )  # fmt: skip
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd="/",
+                env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                **host_user(),
+            )
         except OSError as exc:
             raise SandboxError(f"cannot start the sandbox's holder: {exc}") from exc
         assert self._proc.stdout is not None

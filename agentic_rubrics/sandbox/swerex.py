@@ -238,9 +238,13 @@ class SweRexSandbox:
         # SWE-bench's images have dash as /bin/sh; the agent's tool is bash
         argv = self.config.argv(command)
         request = Command(
-            command=argv, shell=isinstance(argv, str), timeout=timeout, cwd=self.workdir,
-            merge_output_streams=True, env=self._env,
-        )  # fmt: skip
+            command=argv,
+            shell=isinstance(argv, str),
+            timeout=timeout,
+            cwd=self.workdir,
+            merge_output_streams=True,
+            env=self._env,
+        )
         try:
             response = await self._call(lambda: self._deployment.runtime.execute(request))
         except CommandTimeoutError:

@@ -45,10 +45,8 @@ NETCUT_SOURCE = (Path(__file__).parent / "netcut.py").read_text(encoding="utf-8"
 # added to every command's environment (no pager waits for a terminal, no stray bytecode)
 COMMAND_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "PYTHONDONTWRITEBYTECODE": "1"}
 _CONDA_ENV = re.compile(r"[A-Za-z0-9_.-]+")
-_NO_PORTS = (
-    "none",
-    "host",
-)  # network modes where SWE-ReX's published port cannot reach the runtime
+# network modes where SWE-ReX's published port cannot reach the runtime
+_NO_PORTS = ("none", "host")
 _NET_CAPS = {"NET_ADMIN", "NET_RAW", "ALL", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_ALL"}
 
 
@@ -196,9 +194,16 @@ class SweRexDockerConfig(SweRexConfig):
     def network_cut_argv(self, container_name: str) -> list[str]:
         """The command, run on this machine, that cuts a started container's network."""
         return [
-            "docker", "exec", "--privileged", "--user", "root", container_name,
-            self.runtime_python(), "-c", NETCUT_SOURCE,
-        ]  # fmt: skip
+            "docker",
+            "exec",
+            "--privileged",
+            "--user",
+            "root",
+            container_name,
+            self.runtime_python(),
+            "-c",
+            NETCUT_SOURCE,
+        ]
 
     def environment_argv(self) -> list[str]:
         """The command, run in the container, printing the environment commands get (NUL-separated)."""

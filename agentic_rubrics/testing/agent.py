@@ -73,10 +73,18 @@ def rubric_yaml(summary: str, path: str | None, symbol: str | None) -> str:
         "file_change_rubrics": [
             ("FC1", fc1, 3, target),
             ("FC2", "Changes at most 3 non-test files", 2, {"max_files": 3, "not_in": "*tests/*"}),
-            ("FC3", "Keeps the non-test diff under 80 changed lines", 1,
-             {"max_changed_lines": 80, "not_in": "*tests/*"}),
-            ("FC4", "Leaves the packaging files unchanged", 1,
-             {"not_touches": ["setup.py", "setup.cfg", "pyproject.toml"]}),
+            (
+                "FC3",
+                "Keeps the non-test diff under 80 changed lines",
+                1,
+                {"max_changed_lines": 80, "not_in": "*tests/*"},
+            ),
+            (
+                "FC4",
+                "Leaves the packaging files unchanged",
+                1,
+                {"not_touches": ["setup.py", "setup.cfg", "pyproject.toml"]},
+            ),
         ],
         "spec_alignment_rubrics": [
             ("SA1", f"Fixes the behaviour the issue reports in {name}", 3, None),
@@ -84,27 +92,50 @@ def rubric_yaml(summary: str, path: str | None, symbol: str | None) -> str:
             ("SA3", "Handles the input the issue describes without an exception", 2, None),
         ],
         "integrity_rubrics": [
-            ("IN1", "Removes no assertion from the existing tests", 3,
-             {"removes_no_match": r"^\s*assert\b", "in": "*tests/*"}),
-            ("IN2", "Adds no skip or xfail marker to the tests", 3,
-             {"adds_no_match": r"pytest\.mark\.(skip|xfail)"}),
+            (
+                "IN1",
+                "Removes no assertion from the existing tests",
+                3,
+                {"removes_no_match": r"^\s*assert\b", "in": "*tests/*"},
+            ),
+            (
+                "IN2",
+                "Adds no skip or xfail marker to the tests",
+                3,
+                {"adds_no_match": r"pytest\.mark\.(skip|xfail)"},
+            ),
             ("IN3", "Adds no new dependency", 1, {"not_touches": ["requirements*.txt"]}),
         ],
         "runtime_rubrics": [
-            ("RT1", "Adds no print call to library code", 1,
-             {"adds_no_match": r"^\s*print\(", "in": "*.py", "not_in": "*tests/*"}),
-            ("RT2", "Adds no broad exception handler", 2,
-             {"adds_no_match": r"^\s*except\s*(Exception)?\s*:"}),
+            (
+                "RT1",
+                "Adds no print call to library code",
+                1,
+                {"adds_no_match": r"^\s*print\(", "in": "*.py", "not_in": "*tests/*"},
+            ),
+            (
+                "RT2",
+                "Adds no broad exception handler",
+                2,
+                {"adds_no_match": r"^\s*except\s*(Exception)?\s*:"},
+            ),
             ("RT3", f"Keeps {name} deterministic for equal inputs", 1, None),
         ],
-    }  # fmt: skip
-    lines = ["metadata:", f"  task_summary: {q(summary)}",
-             f"  underlying_bug: {q(f'The behaviour of {name} the issue reports')}", "axes:"]  # fmt: skip
+    }
+    lines = [
+        "metadata:",
+        f"  task_summary: {q(summary)}",
+        f"  underlying_bug: {q(f'The behaviour of {name} the issue reports')}",
+        "axes:",
+    ]
     for axis, rows in items.items():
         lines.append(f"  {axis}:")
         for item_id, description, weight, check in rows:
-            lines += [f"    - id: {item_id}", f"      description: {q(description)}",
-                      f"      weight: {weight}"]  # fmt: skip
+            lines += [
+                f"    - id: {item_id}",
+                f"      description: {q(description)}",
+                f"      weight: {weight}",
+            ]
             if check is not None:
                 lines.append(f"      check: {q(check)}")
     return "\n".join(lines) + "\n"

@@ -307,9 +307,8 @@ def analyze_patch(
         _run(Path(repo_dir), patch, config, state)
     except MemoryError:  # the worker's address-space bound (max_memory_bytes)
         state.reasons.append("memory_limit")
-    except (
-        Exception
-    ):  # a bug must not stop a 500-task run: it is recorded, and the result is partial
+    # a bug must not stop a 500-task run: it is recorded, and the result is partial
+    except Exception:
         state.reasons.append("internal_error")
     state.timings["total_ms"] = _ms(t0)
     return PostimageResult(
