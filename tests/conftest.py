@@ -55,12 +55,85 @@ def git_repo(tmp_path: Path) -> Callable[[dict[str, bytes | str]], tuple[Path, C
     return make
 
 
+STAGE_OF_TEST: dict[str, str] = {
+    "test_imports": "base",
+    "test_habits": "base",
+    "test_package": "base",
+    "test_rows": "base",
+    "test_secrets": "base",
+    "test_hostile_bounds": "base",
+    "test_hostile_inputs": "base",
+    "test_swebench": "datasets",
+    "test_repos": "datasets",
+    "test_examples": "datasets",
+    "test_run_inputs": "datasets",
+    "test_llm_auto": "llm",
+    "test_llm_judge": "llm",
+    "test_model_early_stop": "llm",
+    "test_model_matrix": "llm",
+    "test_hostile_replies": "llm",
+    "test_run_spending": "llm",
+    "test_rubric": "rubric",
+    "test_checks": "rubric",
+    "test_checks_repo": "rubric",
+    "test_hostile_rubrics": "rubric",
+    "test_postimage": "rubric",
+    "test_postimage_hostile": "rubric",
+    "test_postimage_worker": "rubric",
+    "test_grounding": "rubric",
+    "test_prompts": "rubric",
+    "test_prompt_fidelity": "rubric",
+    "test_sandbox_bwrap": "sandbox",
+    "test_sandbox_limits": "sandbox",
+    "test_sandbox_local": "sandbox",
+    "test_sandbox_netcut": "sandbox",
+    "test_sandbox_swerex": "sandbox",
+    "test_sandbox_swerex_docker": "sandbox",
+    "test_config_unions": "sandbox",
+    "test_agent": "explore",
+    "test_agent_fencing": "explore",
+    "test_agent_models": "explore",
+    "test_agent_tools": "explore",
+    "test_static_grounding": "explore",
+    "test_real_repos": "explore",
+    "test_fake_agent_run": "explore",
+    "test_metrics": "rank",
+    "test_bootstrap": "rank",
+    "test_scoring": "rank",
+    "test_selectors": "rank",
+    "test_similarity": "rank",
+    "test_content": "rank",
+    "test_content_bench": "rank",
+    "test_offline": "rank",
+    "test_reporting": "report",
+    "test_study": "report",
+    "test_demo_reference": "report",
+    "test_pipeline": "pipeline",
+    "test_driver": "pipeline",
+    "test_llm_pipeline": "pipeline",
+    "test_ray": "pipeline",
+    "test_repos_pipeline": "pipeline",
+    "test_run_failures": "pipeline",
+    "test_cli_help": "face",
+    "test_options": "face",
+    "test_readme": "face",
+}
+"""Each test file's stage (the package folder, or ``base`` for the ground floor, ``face`` for the
+command line and the docs): ``pytest -m <stage>`` runs one stage's tests (the markers are declared in
+pyproject.toml; a test file left out here fails the collection)."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` first (a stable sort: otherwise the collection order).
+    """Each test gets its file's stage marker; tests marked ``slow`` first (a stable sort).
 
     Under `make test` (pytest-xdist, --dist loadgroup) the workers take tests in this order, after the
     xdist groups: a slow test started last would run alone while the other workers wait for it.
     """
+    for item in items:
+        stem = item.path.stem
+        if stem not in STAGE_OF_TEST:
+            raise pytest.UsageError(f"{item.path.name}: give it a stage in tests/conftest.py")
+        item.add_marker(getattr(pytest.mark, STAGE_OF_TEST[stem]))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 

@@ -154,47 +154,58 @@ app.command("judge")(
 )
 
 
+ImportOut = Annotated[Path, typer.Option("--out", help="The tasks JSONL file to write.")]
+CandidatesOpt = Annotated[
+    Path | None,
+    typer.Option("--candidates", help="Combined file: one record per instance with candidates."),
+]
+DatasetOpt = Annotated[
+    Path | None,
+    typer.Option("--dataset", help="SWE-bench rows (JSON, JSONL, or a datasets export)."),
+]
+PredictionsOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--predictions", help="A run's predictions; repeat for several runs."),
+]
+ReportsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--report",
+        help="The harness output of the run at the same position (labels): a run report, an"
+        " older results.json, or a folder of per-instance logs.",
+    ),
+]
+SourcesOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--source",
+        help="A name for the run at the same position (default: its model_name_or_path).",
+    ),
+]
+AllCandidatesOpt = Annotated[
+    bool, typer.Option("--all-candidates", help="Keep resolved-only sources too (biased pools).")
+]
+MinCandidatesOpt = Annotated[
+    int, typer.Option("--min-candidates", help="Leave out instances with fewer candidates.")
+]
+DedupOpt = Annotated[bool, typer.Option("--dedup", help="One candidate per distinct patch.")]
+CapOpt = Annotated[
+    int | None, typer.Option("--cap-per-source", help="At most this many candidates per source.")
+]
+
+
 @app.command("import-swebench")
 def import_swebench(
-    out: Annotated[Path, typer.Option("--out", help="The tasks JSONL file to write.")],
-    candidates: Annotated[
-        Path | None,
-        typer.Option(
-            "--candidates", help="Combined file: one record per instance with candidates."
-        ),
-    ] = None,
-    dataset: Annotated[
-        Path | None,
-        typer.Option("--dataset", help="SWE-bench rows (JSON, JSONL, or a datasets export)."),
-    ] = None,
-    predictions: Annotated[
-        list[Path] | None,
-        typer.Option("--predictions", help="A run's predictions; repeat for several runs."),
-    ] = None,
-    reports: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--report",
-            help="The harness output of the run at the same position (labels): a run report, an"
-            " older results.json, or a folder of per-instance logs.",
-        ),
-    ] = None,
-    sources: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--source",
-            help="A name for the run at the same position (default: its model_name_or_path).",
-        ),
-    ] = None,
-    all_candidates: Annotated[
-        bool,
-        typer.Option("--all-candidates", help="Keep resolved-only sources too (biased pools)."),
-    ] = False,
-    min_candidates: Annotated[int, typer.Option("--min-candidates")] = 2,
-    dedup: Annotated[
-        bool, typer.Option("--dedup", help="One candidate per distinct patch.")
-    ] = False,
-    cap_per_source: Annotated[int | None, typer.Option("--cap-per-source")] = None,
+    out: ImportOut,
+    candidates: CandidatesOpt = None,
+    dataset: DatasetOpt = None,
+    predictions: PredictionsOpt = None,
+    reports: ReportsOpt = None,
+    sources: SourcesOpt = None,
+    all_candidates: AllCandidatesOpt = False,
+    min_candidates: MinCandidatesOpt = 2,
+    dedup: DedupOpt = False,
+    cap_per_source: CapOpt = None,
 ) -> None:
     """Turn SWE-bench files into a tasks JSONL file for run/explore/judge."""
     from agentic_rubrics.datasets.swebench import (

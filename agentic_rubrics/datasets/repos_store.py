@@ -219,43 +219,8 @@ def export_tree(
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{job.commit}-", dir=final.parent))
     skipped: list[str] = []
-    timed_out = threading.Event()
     try:
-        proc = git.popen(["archive", "--format=tar", job.commit], git_dir=bare)
-        assert proc.stdout is not None and proc.stderr is not None
-
-        def expire() -> None:
-            timed_out.set()
-            kill_group(proc)
-
-        timer = threading.Timer(timeout, expire)
-        timer.start()
-        tar_error: tarfile.TarError | None = None
-        try:
-            try:
-                written = [0]
-                with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-                    tar.extractall(
-                        tmp, filter=lambda m, d: _bounded(_member(m, d, skipped), bounds, written)
-                    )
-            except tarfile.TarError as exc:
-                tar_error = exc
-            proc.stdout.close()  # if extraction stopped early, git ends on a broken pipe
-            err = proc.stderr.read().decode("utf-8", "replace")
-            returncode = proc.wait()
-        finally:
-            timer.cancel()
-            if proc.poll() is None:
-                kill_group(proc)
-                proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
-        # git's own refusal (e.g. "invalid path '.git/config'") explains a broken archive best
-        if timed_out.is_set() or (returncode != 0 and (tar_error is None or err.strip())):
-            result = GitResult(returncode, "", err, timed_out.is_set())
-            raise job.error("git archive failed", "export_failed", result)
-        if tar_error is not None:
-            raise tar_error
+        _extract(git, bare, job, tmp, timeout=timeout, bounds=bounds, skipped=skipped)
         seal(tmp, durable=durable)
         tmp.rename(final)
         if durable:
@@ -269,6 +234,55 @@ def export_tree(
     if skipped:
         log.warning("%s at %s: left out of the export: %s", job.repo, job.commit, skipped[:5])
     return tuple(skipped)
+
+
+def _extract(
+    git: Git,
+    bare: Path,
+    job: Job,
+    tmp: Path,
+    *,
+    timeout: float,
+    bounds: ExportBounds,
+    skipped: list[str],
+) -> None:
+    """``git archive`` of the commit streamed into ``tmp``, within ``timeout`` and ``bounds``."""
+    timed_out = threading.Event()
+    proc = git.popen(["archive", "--format=tar", job.commit], git_dir=bare)
+    assert proc.stdout is not None and proc.stderr is not None
+
+    def expire() -> None:
+        timed_out.set()
+        kill_group(proc)
+
+    timer = threading.Timer(timeout, expire)
+    timer.start()
+    tar_error: tarfile.TarError | None = None
+    try:
+        try:
+            written = [0]
+            with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+                tar.extractall(
+                    tmp, filter=lambda m, d: _bounded(_member(m, d, skipped), bounds, written)
+                )
+        except tarfile.TarError as exc:
+            tar_error = exc
+        proc.stdout.close()  # if extraction stopped early, git ends on a broken pipe
+        err = proc.stderr.read().decode("utf-8", "replace")
+        returncode = proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:
+            kill_group(proc)
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    # git's own refusal (e.g. "invalid path '.git/config'") explains a broken archive best
+    if timed_out.is_set() or (returncode != 0 and (tar_error is None or err.strip())):
+        result = GitResult(returncode, "", err, timed_out.is_set())
+        raise job.error("git archive failed", "export_failed", result)
+    if tar_error is not None:
+        raise tar_error
 
 
 def _bounded(

@@ -64,33 +64,10 @@ class Tools:
             InvalidAtLastTurn: a submit of an invalid file with no turn left.
             SandboxError: the sandbox failed (the loop tells the model).
         """
+        if tool in ("validate", "submit"):
+            return await self._validate(run, tool, turn)
         p = self.prompt
         left = self.turns_left(turn)
-        if tool in ("validate", "submit"):
-            try:
-                text = await run.sandbox.read_file(RUBRIC_FILE)
-            except SandboxError:
-                text = None
-            if text is None:
-                errors, warnings, rubric = f"{RUBRIC_FILE} does not exist yet.", "", None
-            else:
-                rubric, errors, warnings = validate_text(text)
-            if errors:
-                run.steps[-1]["validation"] = errors.splitlines()[0][:300]
-            if tool == "submit" and rubric is not None and (not warnings or run.warned):
-                return "", rubric
-            if tool == "submit" and rubric is not None:
-                run.warned = True  # warnings go back once; a second submit is accepted
-            if tool == "submit" and rubric is None and turn >= self.max_turns:
-                raise InvalidAtLastTurn
-            obs = p.render(
-                "validation",
-                errors=errors,
-                warnings=warnings,
-                rubric_file=RUBRIC_FILE,
-                turns_left=left,
-            )
-            return obs, None
         if tool == "view":
             done = await tools.view(run.sandbox, argument, max_chars=self.max_observation, prompt=p)
         elif tool == "search":
@@ -115,6 +92,35 @@ class Tools:
             note=done.note,
             exit_code=done.exit_code,
             timed_out=done.timed_out,
+            turns_left=left,
+        )
+        return obs, None
+
+    async def _validate(self, run: Run, tool: str, turn: int) -> tuple[str, Rubric | None]:
+        """``validate`` or ``submit``: the validator's answer, or the rubric a submit got accepted."""
+        p = self.prompt
+        left = self.turns_left(turn)
+        try:
+            text = await run.sandbox.read_file(RUBRIC_FILE)
+        except SandboxError:
+            text = None
+        if text is None:
+            errors, warnings, rubric = f"{RUBRIC_FILE} does not exist yet.", "", None
+        else:
+            rubric, errors, warnings = validate_text(text)
+        if errors:
+            run.steps[-1]["validation"] = errors.splitlines()[0][:300]
+        if tool == "submit" and rubric is not None and (not warnings or run.warned):
+            return "", rubric
+        if tool == "submit" and rubric is not None:
+            run.warned = True  # warnings go back once; a second submit is accepted
+        if tool == "submit" and rubric is None and turn >= self.max_turns:
+            raise InvalidAtLastTurn
+        obs = p.render(
+            "validation",
+            errors=errors,
+            warnings=warnings,
+            rubric_file=RUBRIC_FILE,
             turns_left=left,
         )
         return obs, None

@@ -172,8 +172,9 @@ def write_report(
     Labels come from ``labels``, else from ``tasks``, else from the run's own tasks file (see
     :mod:`agentic_rubrics.datasets.labels`); ``seed`` and ``selectors`` default to the recorded ones.
     """
-    from agentic_rubrics.report.build import build_report_and_results, score_rows
+    from agentic_rubrics.report.build import build_report_and_results
     from agentic_rubrics.report.markdown import render_markdown
+    from agentic_rubrics.report.scores import score_rows
     from agentic_rubrics.report.selection import write_selections
 
     if labels is None and tasks is not None:

@@ -91,26 +91,35 @@ def _rate(num: int, den: int) -> dict[str, Any]:
     return {"value": num / den if den else None, "n": num, "of": den}
 
 
+def _pool(t: TaskResult, name: str) -> tuple[list[float | None], list[int]]:
+    """A selector's ranking values and the labels of a task's labelled candidates."""
+    ids = t.labelled_ids
+    ranking = t.rankings[name]
+    return [ranking[c] for c in ids], [int(bool(t.labels[c])) for c in ids]
+
+
+def _scored(t: TaskResult, name: str) -> list[tuple[float, int]]:
+    """The values ROC/PR rest on (the selector's ``values``: S for the rubric selector)."""
+    out = []
+    for cid, label in t.labels.items():
+        if label is None:
+            continue
+        value = t.values[name][cid]
+        if value is not None:
+            out.append((float(value), int(bool(label))))
+    return out
+
+
 def _selector_metrics(
     name: str, tasks: list[TaskResult], ks: list[int], cis: Intervals
 ) -> dict[str, Any]:
     """Best@K, realised Best@1, ROC-AUC and PR-AUC of one selector on the labelled tasks."""
 
     def pool(t: TaskResult) -> tuple[list[float | None], list[int]]:
-        ids = t.labelled_ids
-        ranking = t.rankings[name]
-        return [ranking[c] for c in ids], [int(bool(t.labels[c])) for c in ids]
+        return _pool(t, name)
 
     def scored(t: TaskResult) -> list[tuple[float, int]]:
-        """The values ROC/PR rest on (the selector's ``values``: S for the rubric selector)."""
-        out = []
-        for cid, label in t.labels.items():
-            if label is None:
-                continue
-            value = t.values[name][cid]
-            if value is not None:
-                out.append((float(value), int(bool(label))))
-        return out
+        return _scored(t, name)
 
     best: dict[str, float | None] = {}
     best_ci: dict[str, list[float] | None] = {}
@@ -366,36 +375,3 @@ def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
             for name in selectors
         },
     }
-
-
-def score_rows(results: list[TaskResult]) -> list[dict[str, Any]]:
-    """One record per candidate: S, its coverage, the decision with its reason codes, its label
-    (``resolved``: ``None`` unlabelled), each selector's ranking value (the rubric's is tiered:
-    ``rank_tier`` — empty patch < no verdict < failed gate < inconclusive < scored — then S within the
-    tier) and value (what ROC-AUC and PR-AUC rest on: S for the rubric), and the picks."""
-    rows = []
-    for t in results:
-        picked = {name: p.candidate_id for name, p in t.picks.items()}
-        for cid, s in t.scores.items():
-            rows.append(
-                {
-                    "schema": SCHEMA,
-                    "instance_id": t.instance_id,
-                    "candidate_id": cid,
-                    "rubric_hash": t.progress.rubric.hash,
-                    "judge": t.progress.judge,
-                    "score": s.score,
-                    "axis_scores": s.axis_scores,
-                    "coverage_weight": s.coverage_weight,
-                    "coverage_items": s.coverage_items,
-                    "missing": s.missing,
-                    "decision": s.decision,
-                    "reasons": s.reasons,
-                    "rank_tier": s.rank_tier,
-                    "resolved": t.labels.get(cid),
-                    "ranking": {name: t.rankings[name].get(cid) for name in t.rankings},
-                    "values": {name: t.values[name].get(cid) for name in t.values},
-                    "selected_by": sorted(name for name, pick in picked.items() if pick == cid),
-                }
-            )
-    return rows

@@ -57,78 +57,95 @@ def _is_test(path: str) -> bool:
     return "test" in path.lower().rsplit("/", 1)[-1] or "/tests/" in f"/{path}"
 
 
-def rubric_yaml(summary: str, path: str | None, symbol: str | None) -> str:
-    """A lint-clean rubric; its file-change items grounded in ``path`` and ``symbol`` when known."""
-    q = json.dumps
+Item = tuple[str, str, int, dict[str, Any] | None]
+_NOT_TESTS = "*tests/*"
+_FIXED: dict[str, list[Item]] = {
+    "file_change_rubrics": [
+        ("FC2", "Changes at most 3 non-test files", 2, {"max_files": 3, "not_in": _NOT_TESTS}),
+        (
+            "FC3",
+            "Keeps the non-test diff under 80 changed lines",
+            1,
+            {"max_changed_lines": 80, "not_in": _NOT_TESTS},
+        ),
+        (
+            "FC4",
+            "Leaves the packaging files unchanged",
+            1,
+            {"not_touches": ["setup.py", "setup.cfg", "pyproject.toml"]},
+        ),
+    ],
+    "spec_alignment_rubrics": [
+        ("SA3", "Handles the input the issue describes without an exception", 2, None),
+    ],
+    "integrity_rubrics": [
+        (
+            "IN1",
+            "Removes no assertion from the existing tests",
+            3,
+            {"removes_no_match": r"^\s*assert\b", "in": _NOT_TESTS},
+        ),
+        (
+            "IN2",
+            "Adds no skip or xfail marker to the tests",
+            3,
+            {"adds_no_match": r"pytest\.mark\.(skip|xfail)"},
+        ),
+        ("IN3", "Adds no new dependency", 1, {"not_touches": ["requirements*.txt"]}),
+    ],
+    "runtime_rubrics": [
+        (
+            "RT1",
+            "Adds no print call to library code",
+            1,
+            {"adds_no_match": r"^\s*print\(", "in": "*.py", "not_in": _NOT_TESTS},
+        ),
+        (
+            "RT2",
+            "Adds no broad exception handler",
+            2,
+            {"adds_no_match": r"^\s*except\s*(Exception)?\s*:"},
+        ),
+    ],
+}
+"""The items every fake rubric holds, whatever the issue."""
+
+
+def _items(path: str | None, symbol: str | None) -> dict[str, list[Item]]:
+    """The rubric's items: those naming the issue's code, then the fixed ones, axis by axis."""
     where = {"in": path} if path else {}
     if path and symbol:
-        target = {"touches_symbol": symbol, **where}
-        fc1 = f"Modifies {symbol} in {path}"
+        target, fc1 = {"touches_symbol": symbol, **where}, f"Modifies {symbol} in {path}"
     elif path:
         target, fc1 = {"touches": path}, f"Modifies {path}"
     else:
-        target, fc1 = {"adds_match": r"\S", "not_in": "*tests/*"}, "Changes source code"
+        target, fc1 = {"adds_match": r"\S", "not_in": _NOT_TESTS}, "Changes source code"
     name = symbol or "the code the issue names"
-    items: dict[str, list[tuple[str, str, int, dict[str, Any] | None]]] = {
-        "file_change_rubrics": [
-            ("FC1", fc1, 3, target),
-            ("FC2", "Changes at most 3 non-test files", 2, {"max_files": 3, "not_in": "*tests/*"}),
-            (
-                "FC3",
-                "Keeps the non-test diff under 80 changed lines",
-                1,
-                {"max_changed_lines": 80, "not_in": "*tests/*"},
-            ),
-            (
-                "FC4",
-                "Leaves the packaging files unchanged",
-                1,
-                {"not_touches": ["setup.py", "setup.cfg", "pyproject.toml"]},
-            ),
-        ],
+    named: dict[str, list[Item]] = {
+        "file_change_rubrics": [("FC1", fc1, 3, target)],
         "spec_alignment_rubrics": [
             ("SA1", f"Fixes the behaviour the issue reports in {name}", 3, None),
             ("SA2", f"Keeps the public signature of {name} compatible", 2, None),
-            ("SA3", "Handles the input the issue describes without an exception", 2, None),
         ],
-        "integrity_rubrics": [
-            (
-                "IN1",
-                "Removes no assertion from the existing tests",
-                3,
-                {"removes_no_match": r"^\s*assert\b", "in": "*tests/*"},
-            ),
-            (
-                "IN2",
-                "Adds no skip or xfail marker to the tests",
-                3,
-                {"adds_no_match": r"pytest\.mark\.(skip|xfail)"},
-            ),
-            ("IN3", "Adds no new dependency", 1, {"not_touches": ["requirements*.txt"]}),
-        ],
-        "runtime_rubrics": [
-            (
-                "RT1",
-                "Adds no print call to library code",
-                1,
-                {"adds_no_match": r"^\s*print\(", "in": "*.py", "not_in": "*tests/*"},
-            ),
-            (
-                "RT2",
-                "Adds no broad exception handler",
-                2,
-                {"adds_no_match": r"^\s*except\s*(Exception)?\s*:"},
-            ),
-            ("RT3", f"Keeps {name} deterministic for equal inputs", 1, None),
-        ],
+        "integrity_rubrics": [],
+        "runtime_rubrics": [],
     }
+    out = {axis: [*named[axis], *_FIXED[axis]] for axis in named}
+    out["runtime_rubrics"].append(("RT3", f"Keeps {name} deterministic for equal inputs", 1, None))
+    return out
+
+
+def rubric_yaml(summary: str, path: str | None, symbol: str | None) -> str:
+    """A lint-clean rubric; its file-change items grounded in ``path`` and ``symbol`` when known."""
+    q = json.dumps
+    name = symbol or "the code the issue names"
     lines = [
         "metadata:",
         f"  task_summary: {q(summary)}",
         f"  underlying_bug: {q(f'The behaviour of {name} the issue reports')}",
         "axes:",
     ]
-    for axis, rows in items.items():
+    for axis, rows in _items(path, symbol).items():
         lines.append(f"  {axis}:")
         for item_id, description, weight, check in rows:
             lines += [

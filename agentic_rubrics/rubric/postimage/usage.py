@@ -19,7 +19,7 @@ import os
 import subprocess
 import time
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentic_rubrics.rubric.postimage.flakes import decode_source
@@ -114,6 +114,52 @@ def _grep(repo: Path, words: list[str], timeout: float) -> tuple[dict[str, list[
     return {w: sorted(f) for w, f in files.items()}, proc.returncode > 1
 
 
+@dataclass
+class _Scan:
+    """One scan's state: the repository, its limits, the files tokenised so far, reasons."""
+
+    repo: Path
+    words: list[str]
+    config: PostimageConfig
+    deadline: float
+    reasons: set[str] = field(default_factory=set)
+    cache: dict[str, dict[str, int] | None] = field(default_factory=dict)
+
+    def uses(self, path: str, text: str | None) -> dict[str, int] | None:
+        """The first use of each word in a file (tokenised once; ``None``: not decodable)."""
+        if path not in self.cache:
+            self.cache[path] = _first_uses(text, set(self.words)) if text is not None else None
+        return self.cache[path]
+
+    def source(self, path: str) -> str | None:
+        """A repository file's text: never through a link, never over ``max_file_bytes``."""
+        try:
+            found = self.repo / path
+            big = found.is_symlink() or found.stat().st_size > self.config.max_file_bytes
+            return None if big else decode_source(found.read_bytes())
+        except OSError:
+            return None
+
+    def confirm(
+        self, word: str, files: list[str], example: Location | None, undecided: bool
+    ) -> tuple[bool | None, Location | None]:
+        """Whether ``word`` is used in one of ``files`` (tokenised, at most ``max_confirm_files``,
+        before the deadline): a use found, none, or ``None`` when that could not be decided."""
+        for i, path in enumerate(files):
+            if example is not None:
+                break
+            if i >= self.config.max_confirm_files or time.monotonic() > self.deadline:
+                undecided = True
+                if time.monotonic() > self.deadline:
+                    self.reasons.add("usage_scan_timeout")
+                break
+            first = (self.uses(path, self.source(path)) or {}).get(word)
+            undecided = undecided or self.cache[path] is None
+            if first is not None:
+                example = Location(path=path, line=first)
+        return (True if example else (None if undecided else False)), example
+
+
 def scan(
     repo: Path,
     removed: list[Removed],
@@ -122,62 +168,35 @@ def scan(
     config: PostimageConfig,
 ) -> tuple[list[RemovedName], list[str]]:
     """Decide ``still_used`` for each removed name; reasons for what could not be decided."""
-    deadline = time.monotonic() + config.scan_timeout_s
-    reasons: set[str] = set()
     ordered = sorted({r.word for r in removed})
-    words = ordered[: config.max_removed_names]
+    state = _Scan(repo, ordered[: config.max_removed_names], config, time.monotonic())
+    state.deadline += config.scan_timeout_s
     decided: dict[str, tuple[bool | None, Location | None, int | None]] = dict.fromkeys(
         ordered[config.max_removed_names :], (None, None, None)
     )
     if decided:
-        reasons.add("too_many_removed_names")
-    cache: dict[str, dict[str, int] | None] = {}
-
-    def uses(path: str, text: str | None) -> dict[str, int] | None:
-        if path not in cache:
-            cache[path] = _first_uses(text, set(words)) if text is not None else None
-        return cache[path]
-
+        state.reasons.add("too_many_removed_names")
     examples: dict[str, Location] = {}
     for path, text in sorted(post_texts.items()):  # changed files, as the patch leaves them
-        for word, line in (uses(path, text) or {}).items():
+        for word, line in (state.uses(path, text) or {}).items():
             examples.setdefault(word, Location(path=path, line=line))
     grepped: dict[str, list[str]] | None = None
     erred = False
     try:
-        grepped, erred = _grep(repo, words, max(0.0, deadline - time.monotonic()))
+        grepped, erred = _grep(repo, state.words, max(0.0, state.deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        reasons.add("usage_scan_timeout")
+        state.reasons.add("usage_scan_timeout")
     except OSError:
-        reasons.add("usage_scan_error")
+        state.reasons.add("usage_scan_error")
     if erred:
-        reasons.add("usage_scan_error")
-    for word in words:
+        state.reasons.add("usage_scan_error")
+    for word in state.words:
         example = examples.get(word)
         if grepped is None:
             decided[word] = (True if example else None, example, None)
             continue
         files = [f for f in grepped[word] if f not in changed_paths]
-        undecided = erred
-        for i, path in enumerate(files):
-            if example is not None:
-                break
-            if i >= config.max_confirm_files or time.monotonic() > deadline:
-                undecided = True
-                if time.monotonic() > deadline:
-                    reasons.add("usage_scan_timeout")
-                break
-            try:
-                found = repo / path
-                big = found.is_symlink() or found.stat().st_size > config.max_file_bytes
-                source = None if big else decode_source(found.read_bytes())
-            except OSError:
-                source = None
-            first = (uses(path, source) or {}).get(word)
-            undecided = undecided or cache[path] is None
-            if first is not None:
-                example = Location(path=path, line=first)
-        still = True if example else (None if undecided else False)
+        still, example = state.confirm(word, files, example, erred)
         decided[word] = (still, example, len(files))
     out = [
         RemovedName(
@@ -190,4 +209,4 @@ def scan(
         )
         for r in removed
     ]
-    return out, sorted(reasons)
+    return out, sorted(state.reasons)
