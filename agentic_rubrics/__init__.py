@@ -72,6 +72,8 @@ _LAZY: dict[str, str] = {
     "load_config": "agentic_rubrics.pipeline.config",
     "write_report": "agentic_rubrics.pipeline.runner",
     "report_folder": "agentic_rubrics.pipeline.runner",
+    "frames": "agentic_rubrics.report.frames",
+    "Report": "agentic_rubrics.runfolder.report",
     "register_selector": "agentic_rubrics.rank.selectors",
     "load_tasks": "agentic_rubrics.runfolder.tasks",
     "RunFolder": "agentic_rubrics.runfolder.folder",
@@ -160,10 +162,12 @@ if TYPE_CHECKING:
     from agentic_rubrics.rank.rerank import select
     from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
     from agentic_rubrics.reasons import MISSING_REASONS
+    from agentic_rubrics.report.frames import frames
     from agentic_rubrics.rubric.check_verdicts import check_verdicts
     from agentic_rubrics.rubric.checks import CHECKS, run_check
     from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, write_rubric
     from agentic_rubrics.runfolder.folder import RunFolder
+    from agentic_rubrics.runfolder.report import Report
     from agentic_rubrics.runfolder.tasks import load_tasks
     from agentic_rubrics.sandbox import LocalCopySandbox
     from agentic_rubrics.types import (

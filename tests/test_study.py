@@ -164,3 +164,17 @@ def test_a_selector_of_a_research_script_own(
     )
     assert bad.exit_code == 2
     assert "selector 'nosuch:thing': cannot import it" in " ".join(bad.output.split())
+
+
+def test_the_api_returns_a_typed_report_and_dataframes(study: Path) -> None:
+    report = report_folder(study)
+    assert isinstance(report, ar.Report)
+    assert (
+        report.selectors["rubric"].best_at_k["1"] == report["selectors"]["rubric"]["best_at_k"]["1"]
+    )
+    assert report.counts.tasks == 6 and "cost" in report and report.get("nope") is None
+    got = ar.frames(study)
+    scores = _jsonl(study / "scores.jsonl")
+    assert len(got.scores) == len(scores) and set(got.scores["resolved"]) <= {True, False}
+    assert len(got.tasks) == 6 and len(got.verdicts) == len(_jsonl(study / "verdicts.jsonl"))
+    assert set(got.selectors["selector"]) == set(report.selectors)

@@ -12,12 +12,12 @@ Exit codes (also in the README):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 if TYPE_CHECKING:
-    from agentic_rubrics.runfolder.report import Problems
+    from agentic_rubrics.runfolder.report import Problems, Report
 
 EXIT_OK = 0
 """The command did its job (warnings, if any, are printed at the end)."""
@@ -39,12 +39,8 @@ def failed(exc: Exception) -> typer.Exit:
     return typer.Exit(EXIT_BUSY if isinstance(exc, RunFolderBusy) else EXIT_REFUSED)
 
 
-def finish(report: dict[str, Any]) -> None:
-    """The end of a command that made a report (report.json's content): the selection, the warnings,
-    the failures."""
-    from agentic_rubrics.runfolder.report import Report
-
-    typed = Report.model_validate(report)
+def finish(typed: Report) -> None:
+    """The end of a command that made a report: the selection, the warnings, the failures."""
     selection = typed.selection
     typer.echo(
         f"selections.jsonl: written by the {selection.primary} selector — {selection.reason}",

@@ -51,7 +51,7 @@ async def run_async(
     api_key: str | None = None,
     redo_changed: bool = False,
     retry_missing: bool = True,
-) -> dict[str, Any] | None:
+) -> Report | None:
     """Run the stages over every task of ``tasks_file`` into ``out``; return report.json's content if
     the report was made.
 
@@ -105,7 +105,7 @@ class _Job:
                 " as this user (--unsafe-local-sandbox)"
             )
 
-    async def run(self, retry_missing: bool) -> dict[str, Any] | None:
+    async def run(self, retry_missing: bool) -> Report | None:
         config, folder, tasks, stages = self.config, self.folder, self.tasks, self.stages
         plans: dict[str, RetryPlan] = {}
         if retry_missing and ("explore" in stages or "judge" in stages):
@@ -156,7 +156,7 @@ class _Job:
         if "report" not in stages:
             return None
         labels = from_tasks(tasks, f"tasks file {self.tasks_file}")
-        return write_report(folder, labels=labels).to_json()
+        return write_report(folder, labels=labels)
 
 
 def write_report(
@@ -207,7 +207,7 @@ def report_folder(
     labels_file: Path | None = None,
     seed: int | None = None,
     selectors: list[Any] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """The ``report`` command: recompute every report file of a run folder, nothing rerun.
 
     Labels are read now: from ``labels_file``, else ``tasks_file``, else the run's own tasks file if it
@@ -231,7 +231,7 @@ def _report_locked(
     labels_file: Path | None,
     seed: int | None,
     selectors: list[str] | None,
-) -> dict[str, Any]:
+) -> Report:
     labels = load_labels(labels_file) if labels_file is not None else None
     tasks_file = tasks_file or recorded_tasks_file(folder)
     if tasks_file is not None:
@@ -244,7 +244,7 @@ def _report_locked(
         labels = labels or from_tasks(tasks, f"tasks file {tasks_file}")
     return write_report(
         folder, labels=labels or recorded_labels(folder), seed=seed, selectors=selectors
-    ).to_json()
+    )
 
 
 def run(
@@ -258,7 +258,7 @@ def run(
     api_key: str | None = None,
     redo_changed: bool = False,
     retry_missing: bool = True,
-) -> dict[str, Any] | None:
+) -> Report | None:
     """Synchronous :func:`run_async` (the library's main entry point)."""
     return asyncio.run(
         run_async(

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentic_rubrics.runfolder.view import JsonView
 from agentic_rubrics.types import SCHEMA
 
 Number = int | float
@@ -328,7 +329,7 @@ class Problems(_Part):
     """One line per partial failure."""
 
 
-class Report(_Part):
+class Report(JsonView, _Part):
     """report.json."""
 
     schema_: str = Field(default=SCHEMA, alias="schema")
