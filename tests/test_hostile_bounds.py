@@ -235,3 +235,47 @@ def test_the_report_says_which_k_each_pool_reaches(tmp_path: Path) -> None:
     md = " ".join((tmp_path / "out" / "report.md").read_text().split())
     assert "from K = 3 on, not every task reaches K" in md
     assert "K stops at 4, the largest pool: Best@16 (max_k) is not defined" in md
+
+
+def test_the_checks_cost_one_budget_per_candidate_whatever_the_repeats(tmp_path: Path) -> None:
+    """With --repeats N the model judge asked the checks again on every repeat, and each time they
+    could spend the rubric's whole budget: N budgets per candidate (6 x 0.3 s here), for verdicts
+    that cannot vary. They are decided once per patch, and every repeat reads that decision."""
+    import asyncio
+
+    from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
+    from agentic_rubrics.llm.door import LLM, LLMConfig, import_litellm
+    from agentic_rubrics.pipeline.judging import judge_task
+    from agentic_rubrics.testing import LoopbackServer, judge_answer
+    from agentic_rubrics.types import Candidate, Task
+
+    import_litellm()  # its import's CPU is not what is measured
+    slow = [item(f"RT{i}", 1, {"adds_match": "^(abc|abcabc)+$"}) for i in range(10)]
+    r = rubric(spec_alignment=[item("SA1", 2)], runtime=slow)
+    patch = "--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n-b\n+" + "abc" * 40 + "!\n"
+    task = Task(instance_id="t", problem_statement="x", candidates=[Candidate(id="c", patch=patch)])
+    with LoopbackServer(judge_answer(1)) as srv:
+        config = LLMConfig(model="openai/judge-under-test", api_base=srv.url, timeout=30.0)
+        llm = LLM(config, cache_dir=tmp_path / "cache")
+        judge = LLMJudge(llm, JudgeConfig(kind="llm", model=config))
+
+        async def go() -> list[dict[str, Any]]:
+            try:
+                return await judge_task(task, r, judge, repeats=6, concurrency=6)
+            finally:
+                await llm.aclose()
+
+        start = time.process_time()
+        with regex_time_limit(0.1), rubric_time_limit(0.3):
+            rows = asyncio.run(go())
+        took = time.process_time() - start
+    assert len(srv.requests) == 6  # the model item, once per repeat
+    judged = [x for x in rows if x["item_id"] == "SA1"]
+    assert [x["value"] for x in judged] == [1] * 6
+    checks = [x for x in rows if x["item_id"] != "SA1"]
+    assert all(x["reason"] == "check_error" for x in checks)  # never decided, never guessed
+    by_repeat = {
+        k: sorted((x["item_id"], x["detail"]) for x in checks if x["repeat"] == k) for k in range(6)
+    }
+    assert all(got == by_repeat[0] for got in by_repeat.values())  # one decision for every repeat
+    assert took < 1.0, took  # 6 x 0.3 s of checks before

@@ -262,6 +262,10 @@ _FAILURE_REASON = {
 # --------------------------------------------------------------------------- the LLM judge
 
 
+_CHECKED_KEPT = 256
+"""Candidate patches whose check verdicts the model judge keeps for their other repeats."""
+
+
 class LLMJudge:
     """Asks a model about every item without a check; checks decide the rest.
 
@@ -277,6 +281,24 @@ class LLMJudge:
         ref = self.prompt.variant_ref(reasoning=True) if self.reasoning else self.prompt.ref
         self.name = f"{llm.name} + {ref}"
         self.extra_ids = 0
+        # the checks' verdicts per candidate patch, shared by its repeats (the rubric is kept to
+        # make sure the entry is of this very rubric); at most _CHECKED_KEPT entries
+        self._checked: dict[tuple[str, str, str], tuple[Rubric, dict[str, Verdict]]] = {}
+
+    def _checks(
+        self, rubric: Rubric, patch: str, instance_id: str, candidate_id: str
+    ) -> dict[str, Verdict]:
+        """The rubric's check verdicts on this patch, decided once for all its repeats: they cannot
+        vary, and each decision may spend the rubric's whole check budget (RUBRIC_SECONDS)."""
+        key = (instance_id, candidate_id, patch)
+        kept = self._checked.get(key)
+        if kept is not None and kept[0] is rubric:
+            return kept[1]
+        checked = check_verdicts(rubric, patch, instance_id=instance_id, candidate_id=candidate_id)
+        if len(self._checked) >= _CHECKED_KEPT:
+            self._checked.clear()
+        self._checked[key] = (rubric, checked)
+        return checked
 
     def _order(self, items: list[tuple[Axis, RubricItem]], patch: str, repeat: int) -> None:
         if repeat == 0:
@@ -325,7 +347,7 @@ class LLMJudge:
         """Exactly one verdict per item, in rubric order."""
         if has_lone_surrogates(patch):
             return not_text(rubric, instance_id, candidate_id, repeat)
-        checked = check_verdicts(rubric, patch, instance_id=instance_id, candidate_id=candidate_id)
+        checked = self._checks(rubric, patch, instance_id, candidate_id)
         todo = [(a, i) for a, i in rubric.items() if i.id not in checked]
         values: dict[str, int] = {}
         reasons: dict[str, str] = {}
