@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agentic_rubrics.runfolder.folder import safe_name
-from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, Trajectory
+from agentic_rubrics.runfolder.rows import PatchRow, ProgressRow, RubricStatus, Trajectory
 from agentic_rubrics.types import SCHEMA, Rubric
 
 RUN_FOLDER_SCHEMA = SCHEMA
@@ -80,7 +80,7 @@ class TaskRecord(BaseModel):
     """The ``progress.jsonl`` row that marks the task done: the inputs it was scored on (as hashes),
     rubric status, each selector's features (``baselines``), cost by phase, seconds."""
     patches: list[dict[str, Any]] | None = None
-    """``patches.jsonl`` rows: the patches scored (what selections.jsonl submits)."""
+    """``patches.jsonl`` rows (:class:`PatchRow`): the patches scored (what selections.jsonl submits)."""
     calls: int = 0
     """Model calls this task sent (for progress reports)."""
     usd: float = 0.0
@@ -99,5 +99,6 @@ def run_folder_schema() -> dict[str, Any]:
         "task_record": TaskRecord.model_json_schema(),
         "progress_row": ProgressRow.model_json_schema(by_alias=True),
         "rubric_status": RubricStatus.model_json_schema(by_alias=True),
+        "patch_row": PatchRow.model_json_schema(by_alias=True),
         "trajectory": Trajectory.model_json_schema(by_alias=True),
     }

@@ -63,6 +63,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_secrets": "base",
     "test_hostile_bounds": "base",
     "test_hostile_inputs": "base",
+    "test_hostile_rows": "base",
     "test_swebench": "datasets",
     "test_repos": "datasets",
     "test_examples": "datasets",

@@ -14,12 +14,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from agentic_rubrics.exceptions import InputsChanged
+from agentic_rubrics.exceptions import DataError, InputsChanged
 from agentic_rubrics.patch import is_empty_patch, patch_hash
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.folder import RunFolder
-from agentic_rubrics.runfolder.rows import CandidateInput, ProgressRow, RubricStatus
-from agentic_rubrics.types import SCHEMA, Task
+from agentic_rubrics.runfolder.rows import (
+    CandidateInput,
+    PatchRow,
+    ProgressRow,
+    RubricStatus,
+    read_row,
+)
+from agentic_rubrics.types import Task
 
 
 def text_hash(text: str) -> str:
@@ -60,25 +66,37 @@ def task_inputs(task: Task) -> TaskInputs:
 def patch_rows(task: Task) -> list[dict[str, Any]]:
     """The rows ``patches.jsonl`` keeps for a task: each candidate's exact patch with its hash."""
     return [
-        {
-            "schema": SCHEMA,
-            "instance_id": task.instance_id,
-            "candidate_id": c.id,
-            "sha256": text_hash(c.patch),
-            "patch": c.patch,
-        }
+        PatchRow(
+            instance_id=task.instance_id,
+            candidate_id=c.id,
+            sha256=text_hash(c.patch),
+            patch=c.patch,
+        ).to_json()
         for c in task.candidates
     ]
 
 
 def scored_patches(folder: RunFolder) -> dict[tuple[str, str, str], str]:
-    """Patches kept in the run folder, by ``(instance_id, candidate_id, sha256)``."""
-    if not folder.patches_path.exists():
+    """Patches kept in the run folder, by ``(instance_id, candidate_id, sha256)``.
+
+    Raises:
+        DataError: a row of another shape (file, line and field), or a patch whose text no longer
+            has the sha256 it was scored with: what is submitted must be what was scored.
+    """
+    path = folder.patches_path
+    if not path.exists():
         return {}
-    return {
-        (r["instance_id"], r["candidate_id"], r["sha256"]): r["patch"]
-        for _, r in read_jsonl(folder.patches_path, tolerate_torn_tail=True)
-    }
+    out: dict[tuple[str, str, str], str] = {}
+    for number, record in read_jsonl(path, tolerate_torn_tail=True):
+        row = read_row(PatchRow, record, f"{path}:{number}")
+        if text_hash(row.patch) != row.sha256:
+            raise DataError(
+                f"{path}:{number}: patch: its text no longer has the sha256 it was scored with"
+                f" ({row.sha256}; edited by hand?): restore it, or run the task again"
+                " (--restart, or another --out folder)"
+            )
+        out[(row.instance_id, row.candidate_id, row.sha256)] = row.patch
+    return out
 
 
 def changes(task: Task, recorded: ProgressRow | RubricStatus) -> list[str]:

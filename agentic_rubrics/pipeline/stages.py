@@ -278,8 +278,10 @@ async def compute_task(
         only=only,
         repository=repository,
     )
+    edited: dict[str, Any] = {}  # written only when true: rows keep the shape they had
     if plan is not None and only is not None:
         rows = merge_rows(plan.kept_rows, rows, task)
+        edited = {"verdicts_changed": True} if plan.rows_changed else {}
     baselines = await baselines_for(public, ctx, repository)
     judge_model = config.judge.model
     own_output = generator_warning(task, judge_model.model) if judge_model is not None else 0
@@ -307,6 +309,7 @@ async def compute_task(
         baselines=baselines,
         verdict_rows=len(rows),
         verdicts_digest=rows_digest(rows),
+        **edited,
         judge_generated_candidates=own_output,
         cost=merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
         seconds=round(time.monotonic() - started, 3),

@@ -27,7 +27,7 @@ from agentic_rubrics.report.results import TaskResult
 from agentic_rubrics.report.selection import choose, primary_reason
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
-from agentic_rubrics.runfolder.folder import RunFolder, rows_digest
+from agentic_rubrics.runfolder.folder import RunFolder, verdicts_changed
 from agentic_rubrics.runfolder.report import Report
 from agentic_rubrics.types import SCHEMA, Rubric
 
@@ -75,8 +75,7 @@ def load_results(
             scores=scores,
             labels=labels.for_task(instance_id, [c.id for c in progress.candidates]),
             verdicts=verdicts,
-            verdicts_changed=progress.verdicts_digest is not None
-            and digests.get(instance_id, rows_digest([])) != progress.verdicts_digest,
+            verdicts_changed=verdicts_changed(progress, digests),
         )
         for name in selectors:
             selector = get_selector(name)

@@ -176,7 +176,8 @@ class RunFolder:
         for path in (self.verdicts_path, self.patches_path):
             if path.exists():
                 rows = [r for _, r in read_jsonl(path, tolerate_torn_tail=True)]
-                kept = [r for r in rows if r.get("instance_id") in done]
+                # a row naming no task as a string is kept: the reader that validates it names it
+                kept = [r for r in rows if _task_of(r) in done or _task_of(r) is None]
                 raw = path.read_text(encoding="utf-8")
                 if len(kept) != len(rows) or (raw and not raw.endswith("\n")):
                     atomic_write_text(path, _jsonl(kept))
@@ -191,7 +192,7 @@ class RunFolder:
             if path.exists():
                 rows = [r for _, r in read_jsonl(path, tolerate_torn_tail=True)]
                 atomic_write_text(
-                    path, _jsonl([r for r in rows if r.get("instance_id") not in instance_ids])
+                    path, _jsonl([r for r in rows if _task_of(r) not in instance_ids])
                 )
         self._keep(kept)
         if rubrics:
@@ -244,8 +245,9 @@ class RunFolder:
         out: list[tuple[int, dict[str, Any], Verdict]] = []
         seen: dict[tuple[str, str, str, int], int] = {}
         for number, record in read_jsonl(self.verdicts_path, tolerate_torn_tail=True):
-            if record.get("instance_id") not in done:
-                continue
+            task = _task_of(record)
+            if task is not None and task not in done:
+                continue  # a row of an unfinished task (a killed run's); not of the wrong shape
             verdict = read_row(Verdict, record, f"{self.verdicts_path}:{number}")
             key = (verdict.instance_id, verdict.candidate_id, verdict.item_id, verdict.repeat)
             if key in seen:
@@ -305,6 +307,18 @@ def rows_digest(rows: Iterable[dict[str, Any]]) -> str:
     return "sha256:" + hashlib.sha256("\n".join(lines).encode("ascii")).hexdigest()
 
 
+def verdicts_changed(progress: ProgressRow, digests: dict[str, str]) -> bool:
+    """Whether a finished task's verdict rows changed since they were written: its rows now
+    (``digests``, by task, as :meth:`RunFolder.verdicts` gives them) no longer give the digest its
+    progress row recorded, or a retry found them changed and kept them (``verdicts_changed``). A row
+    written before digests were recorded says nothing."""
+    if progress.verdicts_changed:
+        return True
+    if progress.verdicts_digest is None:
+        return False
+    return digests.get(progress.instance_id, rows_digest([])) != progress.verdicts_digest
+
+
 def safe_name(instance_id: str) -> str:
     """A file-name-safe form of an instance id, distinct for distinct ids.
 
@@ -326,6 +340,13 @@ def safe_name(instance_id: str) -> str:
         return instance_id
     digest = hashlib.sha256(utf8_bytes(instance_id)).hexdigest()[:8]
     return f"{cleaned[:_NAME_MAX]}-{digest}"
+
+
+def _task_of(record: dict[str, Any]) -> str | None:
+    """The task a row names, ``None`` when its ``instance_id`` is not a string (a list or an object
+    cannot even be looked up among the tasks: such a row is left to be named by its validation)."""
+    task = record.get("instance_id")
+    return task if isinstance(task, str) else None
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> str:

@@ -5,9 +5,10 @@ repository could not be had: its detail is the repository error's reason), and a
 ``sandbox_error``, ``no_repository``, ``budget`` or a transient model error, may come out otherwise next
 time. Resuming (by default; ``--no-retry-missing`` keeps them) computes such a task again and keeps every
 verdict it has: only the candidates and repeats with a transient gap are judged again, and a verdict
-already judged or checked is never replaced. Answers already received come from the response cache, so
-nothing is paid twice. (A task being retried is unfinished until it is stored again: if that process is
-killed, the next resume computes it whole, its answered requests again from the cache.)
+already judged or checked is never replaced (kept rows edited by hand since they were written stay
+marked as changed: the report names the task). Answers already received come from the response
+cache, so nothing is paid twice. (A task being retried is unfinished until it is stored again: if that
+process is killed, the next resume computes it whole, its answered requests again from the cache.)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.folder import RunFolder, rows_digest, verdicts_changed
 from agentic_rubrics.runfolder.rows import PhaseCost
 from agentic_rubrics.types import Task
 
@@ -68,6 +69,9 @@ class RetryPlan:
     """Verdict rows kept as they are."""
     cost: dict[str, PhaseCost] = field(default_factory=dict)
     """What the task cost before (added to what the retry costs)."""
+    rows_changed: bool = False
+    """The kept rows changed since they were written (a hand edit): the task's new progress row says
+    so, or its new digest, made over the rows as kept, would hide the edit."""
 
     def pairs(self) -> set[tuple[str, int]]:
         """The ``(candidate_id, repeat)`` pairs to judge again."""
@@ -87,6 +91,7 @@ def plan_retries(
     if verdicts:
         for row in folder.verdict_rows():
             rows_by_task.setdefault(row["instance_id"], []).append(row)
+    digests = {iid: rows_digest(rows) for iid, rows in rows_by_task.items()}
     plans: dict[str, RetryPlan] = {}
     for task in tasks:
         iid = task.instance_id
@@ -112,6 +117,7 @@ def plan_retries(
                 redo=[list(g) for g in gaps],
                 kept_rows=kept,
                 cost=progress.cost,
+                rows_changed=verdicts_changed(progress, digests),
             )
     return plans
 

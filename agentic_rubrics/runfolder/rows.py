@@ -163,8 +163,13 @@ class ProgressRow(_Row):
     verdict_rows: int = Field(default=0, ge=0)
     """How many verdict rows the task wrote."""
     verdicts_digest: str | None = None
-    """``sha256:`` of those rows as written (``data.rows_digest``): the report says when the rows on
-    disk no longer match (a hand edit). ``None`` in folders written before it was recorded."""
+    """``sha256:`` of those rows as written (``runfolder.folder.rows_digest``): the report says when
+    the rows on disk no longer match (a hand edit). ``None`` in folders written before it was
+    recorded."""
+    verdicts_changed: bool = False
+    """A resume that retried the task's transient gaps kept rows that no longer gave the digest of the
+    attempt that wrote them: the report names the task whatever ``verdicts_digest`` (of the rows as
+    kept) says now. Written only when true."""
     judge_generated_candidates: int = Field(default=0, ge=0)
     """Candidates the judge model itself produced (a warning: it may favour its own output)."""
     cost: dict[str, PhaseCost] = Field(default_factory=dict)
@@ -178,6 +183,22 @@ class ProgressRow(_Row):
             if c.id == candidate_id:
                 return c
         raise KeyError(candidate_id)
+
+
+class PatchRow(_Row):
+    """A row of ``patches.jsonl``: one candidate's exact patch as it was scored (selections are
+    written from it)."""
+
+    schema_: str = Field(default=SCHEMA, alias="schema")
+    """The run folder's version."""
+    instance_id: str
+    """The task."""
+    candidate_id: str
+    """The candidate."""
+    sha256: str
+    """``sha256:`` of the patch's exact UTF-8 bytes, as the task's progress row records it."""
+    patch: str
+    """The patch."""
 
 
 class Step(_Row):
