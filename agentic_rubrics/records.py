@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agentic_rubrics.runfolder.folder import safe_name
 from agentic_rubrics.runfolder.rows import PatchRow, ProgressRow, RubricStatus, Trajectory
-from agentic_rubrics.types import SCHEMA, Rubric
+from agentic_rubrics.types import SCHEMA, Rubric, Verdict
 
 RUN_FOLDER_SCHEMA = SCHEMA
 """The version of every record of a run folder (each row's ``schema``)."""
@@ -74,7 +74,7 @@ class TaskRecord(BaseModel):
     """Its rubric and exploring status."""
     judged: bool
     """False: the ``explore`` stage alone ran (no verdicts, no progress row)."""
-    verdict_rows: list[dict[str, Any]] = Field(default_factory=list)
+    verdict_rows: list[Verdict] = Field(default_factory=list)
     """``verdicts.jsonl`` rows: one per item, candidate and repeat."""
     progress: ProgressRow | None = None
     """The ``progress.jsonl`` row that marks the task done: the inputs it was scored on (as hashes),
@@ -89,7 +89,7 @@ class TaskRecord(BaseModel):
     @property
     def missing(self) -> int:
         """Verdict rows without a verdict."""
-        return sum(1 for r in self.verdict_rows if r["origin"] == "missing")
+        return sum(1 for v in self.verdict_rows if v.origin == "missing")
 
 
 def run_folder_schema() -> dict[str, Any]:

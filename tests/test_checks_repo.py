@@ -221,9 +221,12 @@ def test_judging_decides_them_once_per_distinct_patch_and_a_failed_apply_fails_t
         ],
     )
     analyses = RepoAnalyses(repo)
-    rows = asyncio.run(
-        judge_task(task, rubric, ChecksJudge(), repeats=1, concurrency=4, repository=analyses)
-    )
+    rows = [
+        v.to_row()
+        for v in asyncio.run(
+            judge_task(task, rubric, ChecksJudge(), repeats=1, concurrency=4, repository=analyses)
+        )
+    ]
     assert analyses.analysed == 2
     by = {(r["candidate_id"], r["item_id"]): r for r in rows}
     assert by[("a", "IN1")]["origin"] == "checked" and by[("a", "IN1")]["detail"] == "git_apply"
@@ -243,10 +246,10 @@ def test_judging_decides_them_once_per_distinct_patch_and_a_failed_apply_fails_t
     assert scores["a"].decision == "accept"
     assert scores["c"].decision == "reject"
     # with no tree: missing with a reason, in the verdicts file's own words
-    none_rows = asyncio.run(
-        judge_task(task, rubric, ChecksJudge(), repeats=1, concurrency=4,
-                   repository=RepoAnalyses(None))
-    )  # fmt: skip
+    none = judge_task(
+        task, rubric, ChecksJudge(), repeats=1, concurrency=4, repository=RepoAnalyses(None)
+    )
+    none_rows = [v.to_row() for v in asyncio.run(none)]
     reasons = {r["reason"] for r in none_rows if r["item_id"] != "FC2"}
     assert reasons == {"no_repository"}
     assert all(r["value"] is None for r in none_rows if r["item_id"] != "FC2")

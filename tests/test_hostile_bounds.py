@@ -261,7 +261,9 @@ def test_the_checks_cost_one_budget_per_candidate_whatever_the_repeats(tmp_path:
 
         async def go() -> list[dict[str, Any]]:
             try:
-                return await judge_task(task, r, judge, repeats=6, concurrency=6)
+                return [
+                    v.to_row() for v in await judge_task(task, r, judge, repeats=6, concurrency=6)
+                ]
             finally:
                 await llm.aclose()
 

@@ -119,16 +119,15 @@ def test_a_tree_that_could_not_be_had_is_retried_on_resume_and_none_configured_i
         problem_statement="helper is wrong",
         candidates=[Candidate(id="a", patch="--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n")],
     )
-    rows = asyncio.run(
-        judge_task(
-            task,
-            rubric,
-            ChecksJudge(),
-            repeats=1,
-            concurrency=2,
-            repository=RepoAnalyses(None, unavailable=unavailable),
-        )
+    judged = judge_task(
+        task,
+        rubric,
+        ChecksJudge(),
+        repeats=1,
+        concurrency=2,
+        repository=RepoAnalyses(None, unavailable=unavailable),
     )
+    rows = [v.to_row() for v in asyncio.run(judged)]
     assert {(r["reason"], r.get("detail")) for r in rows} == {("no_repository", unavailable)}
     assert all(transient_verdict(r) is retried for r in rows)
 

@@ -377,3 +377,27 @@ def test_a_budget_on_an_unpriced_model_warns_and_is_kept_by_estimates(
     assert len(warned) == 1 and "$1000.00 per million tokens" in warned[0]
     assert report is not None and sent < 12
     assert report["cost"]["estimated_usd"] >= 0.5 and report["cost"]["usd"] == 0
+
+
+def test_spend_rows_are_typed_and_versioned(tmp_path: Path) -> None:
+    from agentic_rubrics.exceptions import DataError
+
+    log = tmp_path / "spend.jsonl"
+    good = (
+        '{"event": "sent", "call": "a", "model": "m", "phase": "judge", "instance_id": "t"}\n'
+        '{"event": "answered", "call": "a", "prompt_tokens": 10, "completion_tokens": 2, "usd": 0.5}\n'
+    )
+    log.write_text(
+        good
+        + '{"event": "answered", "call": "b", "prompt_tokens": "many", "usd": 1}\n'
+        + "[1, 2]\n"
+        + '{"event": "sent", "call": "c"'
+    )
+    spent = read_spending(log)
+    assert spent.totals["usd"] == 0.5 and spent.unreadable_rows == 3
+    rows = [json.loads(x) for x in good.splitlines()]
+    log.write_text(json.dumps({**rows[0], "schema": "agentic-rubrics/9"}) + "\n")
+    with pytest.raises(
+        DataError, match=r"spend.jsonl:1: a run folder of version 'agentic-rubrics/9'"
+    ):
+        read_spending(log)

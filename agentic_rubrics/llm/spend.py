@@ -27,8 +27,12 @@ from itertools import count
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from agentic_rubrics.llm.errors import CallFailed
 from agentic_rubrics.payloads import Completion, Usage
+from agentic_rubrics.runfolder.rows import SpendRow, read_row
+from agentic_rubrics.types import SCHEMA
 
 _FIELDS = (
     "requests",
@@ -53,40 +57,41 @@ class SpendLog:
         self._prefix = f"{os.getpid()}-{os.urandom(4).hex()}"
         self._numbers = count()
 
-    def _write(self, row: dict[str, Any]) -> None:
+    def _write(self, row: SpendRow) -> None:
         if self._fd is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(self._fd, (json.dumps(row, sort_keys=True) + "\n").encode())
+        os.write(self._fd, (json.dumps(row.to_json(), sort_keys=True) + "\n").encode())
 
     def sent(self, *, model: str, phase: str, task: str) -> str:
         """Record a request about to leave; returns its id for the ending row."""
         call = f"{self._prefix}-{next(self._numbers)}"
-        self._write(
-            {"event": "sent", "call": call, "model": model, "phase": phase, "instance_id": task}
-        )
+        self._write(SpendRow(event="sent", call=call, model=model, phase=phase, instance_id=task))
         return call
 
     def answered(self, call: str, usage: Usage) -> None:
         """Record an answer: its tokens and known dollars (``None``: unknown), and for an unknown cost
         the estimate the budget was charged (``estimated_usd``); ``reported: false`` when the provider
         gave no usable token counts."""
-        row: dict[str, Any] = {
-            "event": "answered",
-            "call": call,
-            "prompt_tokens": usage.prompt_tokens,
-            "completion_tokens": usage.completion_tokens,
-            "usd": usage.cost_usd,
-        }
+        more: dict[str, Any] = {}
         if usage.cost_usd is None and usage.estimated_usd is not None:
-            row["estimated_usd"] = usage.estimated_usd
+            more["estimated_usd"] = usage.estimated_usd
         if not usage.reported:
-            row["reported"] = False
-        self._write(row)
+            more["reported"] = False
+        self._write(
+            SpendRow(
+                event="answered",
+                call=call,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                usd=usage.cost_usd,
+                **more,
+            )
+        )
 
     def failed(self, call: str, kind: str, status: int | None = None) -> None:
         """Record a request that ended without an answer (its failure kind, and HTTP status if any)."""
-        self._write({"event": "failed", "call": call, "failure": kind, "status": status})
+        self._write(SpendRow(event="failed", call=call, failure=kind, status=status))
 
     def close(self) -> None:
         """Close the file (a later event opens it again)."""
@@ -123,6 +128,8 @@ class Spending:
     totals: dict[str, float] = field(default_factory=lambda: dict.fromkeys(_FIELDS, 0))
     by_phase: dict[str, dict[str, float]] = field(default_factory=dict)
     failures: Counter[str] = field(default_factory=Counter)
+    unreadable_rows: int = 0
+    """Lines that are no spend row (a torn write, a hand edit): skipped."""
     """Failed requests by ``kind`` (and ``kind/status`` when the provider sent an HTTP status)."""
 
     @property
@@ -140,22 +147,32 @@ class Spending:
 
 
 def read_spending(path: Path) -> Spending:
-    """Sum up a spend log (a missing file: nothing spent; a torn or foreign line is skipped)."""
+    """Sum up a spend log (a missing file: nothing spent). A torn line (a write cut by a kill) or one
+    that is not a spend row is skipped and counted (``unreadable_rows``); a row of another run-folder
+    version is a :class:`DataError` naming the file, the line and the version."""
     out = Spending()
     if not path.exists():
         return out
     sent: dict[str, dict[str, Any]] = {}
     ended: dict[str, dict[str, Any]] = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").split("\n"):
-        try:
-            row = json.loads(line)
-            call = row["call"]
-        except (ValueError, KeyError, TypeError):
+    text = path.read_text(encoding="utf-8", errors="replace")
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
             continue
-        if row.get("event") == "sent":
-            sent[call] = row
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict):
+                raise ValueError("not an object")
+            if record.get("schema", SCHEMA) != SCHEMA:
+                read_row(SpendRow, record, f"{path}:{number}")  # names the version it reads
+            row = SpendRow.model_validate(record).to_json()
+        except (ValueError, RecursionError, ValidationError):
+            out.unreadable_rows += 1
+            continue
+        if row["event"] == "sent":
+            sent[row["call"]] = row
         else:
-            ended[call] = row
+            ended[row["call"]] = row
     for call, start in sent.items():
         end = ended.get(call, {})
         phase = out.by_phase.setdefault(str(start.get("phase")), dict.fromkeys(_FIELDS, 0))
@@ -210,4 +227,5 @@ def cost_summary(
         "failures": dict(sorted(spending.failures.items())),
         "max_cost_usd": max_cost_usd,
         "budget_charge_usd": spending.budget_charge,
+        "unreadable_rows": spending.unreadable_rows,
     }

@@ -17,7 +17,7 @@ from agentic_rubrics.pipeline.context import RunContext
 from agentic_rubrics.protocols import Judge
 from agentic_rubrics.rank.selectors import FeatureInput, compute_features
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses
-from agentic_rubrics.types import Rubric, Task
+from agentic_rubrics.types import Rubric, Task, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +52,8 @@ async def judge_task(
     concurrency: int,
     only: set[tuple[str, int]] | None = None,
     repository: RepoAnalyses | None = None,
-) -> list[dict[str, Any]]:
-    """Verdict rows for every candidate (none when the rubric failed: scoring says rubric_error).
+) -> list[Verdict]:
+    """Verdicts for every candidate (none when the rubric failed: scoring says rubric_error).
 
     Identical patches (after normalising white space and index lines) are judged once and share
     their verdicts. Checked items are recorded once (repeat 0): they cannot vary. ``only``: judge just
@@ -72,7 +72,7 @@ async def judge_task(
         groups.setdefault(key, []).append(c.id)
         patches.setdefault(key, c.patch)
 
-    async def one(key: str, repeat: int) -> list[dict[str, Any]]:
+    async def one(key: str, repeat: int) -> list[Verdict]:
         async with limit:
             verdicts = await judge.judge(
                 instance_id=task.instance_id,
@@ -89,8 +89,8 @@ async def judge_task(
                 f"{judge.name} returned verdicts for {sorted(v.item_id for v in verdicts)},"
                 f" expected exactly the rubric's items {item_ids}"
             )
-        rows = [v.to_row() for v in verdicts if repeat == 0 or v.origin != "checked"]
-        return [{**r, "candidate_id": cid} for cid in groups[key] for r in rows]
+        kept = [v for v in verdicts if repeat == 0 or v.origin != "checked"]
+        return [v.model_copy(update={"candidate_id": cid}) for cid in groups[key] for v in kept]
 
     jobs = [
         one(key, r)
@@ -99,10 +99,10 @@ async def judge_task(
         if only is None or any((cid, r) in only for cid in groups[key])
     ]
     order = {c.id: n for n, c in enumerate(task.candidates)}
-    rows = [row for part in await asyncio.gather(*jobs) for row in part]
+    rows = [v for part in await asyncio.gather(*jobs) for v in part]
     if only is not None:
-        rows = [r for r in rows if (r["candidate_id"], r["repeat"]) in only]
-    return sorted(rows, key=lambda r: (order[r["candidate_id"]], r["repeat"]))
+        rows = [v for v in rows if (v.candidate_id, v.repeat) in only]
+    return sorted(rows, key=lambda v: (order[v.candidate_id], v.repeat))
 
 
 async def baselines_for(

@@ -308,7 +308,7 @@ async def compute_task(
         ),
         baselines=baselines,
         verdict_rows=len(rows),
-        verdicts_digest=rows_digest(rows),
+        verdicts_digest=rows_digest([v.to_row() for v in rows]),
         **edited,
         judge_generated_candidates=own_output,
         cost=merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),

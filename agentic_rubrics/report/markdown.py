@@ -55,6 +55,11 @@ def _cost_lines(cost: Cost, tasks: int) -> list[str]:
             f"- {int(cost.unknown_cost_calls)} calls could not be priced: the dollar figure leaves them"
             f" out; the budget was charged an estimate of ${cost.estimated_usd:.4f} for them"
         )
+    if cost.unreadable_rows:
+        lines.append(
+            f"- {cost.unreadable_rows} lines of spend.jsonl are no spend row (a torn write or an"
+            " edit): left out of every figure above"
+        )
     if cost.unreported_usage_calls:
         lines.append(
             f"- {int(cost.unreported_usage_calls)} answers came without usable token counts (missing,"

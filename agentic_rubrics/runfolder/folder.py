@@ -204,14 +204,14 @@ class RunFolder:
 
     def record_task(
         self,
-        verdict_rows: list[dict[str, Any]],
+        verdict_rows: list[Verdict],
         progress_row: ProgressRow,
         patch_rows: list[dict[str, Any]] | None = None,
     ) -> None:
         """Append a finished task: the patches it scored and its verdicts first, then the progress row
         that commits them."""
         append_jsonl(self.patches_path, patch_rows or [])
-        append_jsonl(self.verdicts_path, verdict_rows)
+        append_jsonl(self.verdicts_path, [v.to_row() for v in verdict_rows])
         rows = self._cached(self._progress_key())
         append_jsonl(self.progress_path, [progress_row.to_json()])
         if rows is not None:  # typed already: not read back and validated again

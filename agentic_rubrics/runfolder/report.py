@@ -223,6 +223,8 @@ class Cost(_Part):
     """Dollars charged to the budget as estimates for answers of unknown cost (not in ``usd``)."""
     unreported_usage_calls: Number = 0
     """Answers whose provider gave no usable token counts (their cost is unknown)."""
+    unreadable_rows: int = 0
+    """spend.jsonl lines that are no spend row (a torn write, a hand edit): skipped."""
 
 
 class PairedDifference(_Part):

@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_rubrics.runfolder.folder import RunFolder, rows_digest, verdicts_changed
+from agentic_rubrics.runfolder.folder import RunFolder, verdicts_changed
 from agentic_rubrics.runfolder.rows import PhaseCost
-from agentic_rubrics.types import Task
+from agentic_rubrics.types import Task, Verdict
 
 TRANSIENT_VERDICTS = frozenset({"provider_error", "budget"})
 """Missing-verdict reasons that can change on a second try."""
@@ -31,10 +31,12 @@ TRANSIENT_RUBRICS = frozenset(
 _MALFORMED_REPOSITORY = frozenset({"no_repository:invalid_repo", "no_repository:invalid_commit"})
 
 
-def transient_verdict(row: dict[str, Any]) -> bool:
+def transient_verdict(row: Verdict | dict[str, Any]) -> bool:
     """Whether a verdict row is a gap that may close on a second try: a transient reason, or a
     repository-aware item left without the task's tree because fetching or finding it failed (its
     detail is the repository error's reason; a run with no repository configured has none)."""
+    if isinstance(row, Verdict):
+        row = row.to_row()
     if row["origin"] != "missing":
         return False
     reason = row["reason"]
@@ -65,8 +67,8 @@ class RetryPlan:
     """Explore again: the rubric failed transiently (then the whole task is computed again)."""
     redo: list[list[Any]] = field(default_factory=list)
     """``[candidate_id, repeat]`` pairs to judge again."""
-    kept_rows: list[dict[str, Any]] = field(default_factory=list)
-    """Verdict rows kept as they are."""
+    kept_rows: list[Verdict] = field(default_factory=list)
+    """Verdicts kept as they are."""
     cost: dict[str, PhaseCost] = field(default_factory=dict)
     """What the task cost before (added to what the retry costs)."""
     rows_changed: bool = False
@@ -87,11 +89,10 @@ def plan_retries(
     ``verdicts``: transiently missing verdicts are judged again (needs the judge stage).
     """
     done = folder.progress()
-    rows_by_task: dict[str, list[dict[str, Any]]] = {}
+    rows_by_task: dict[str, list[Verdict]] = {}
+    digests: dict[str, str] = {}
     if verdicts:
-        for row in folder.verdict_rows():
-            rows_by_task.setdefault(row["instance_id"], []).append(row)
-    digests = {iid: rows_digest(rows) for iid, rows in rows_by_task.items()}
+        rows_by_task, digests = folder.verdicts()
     plans: dict[str, RetryPlan] = {}
     for task in tasks:
         iid = task.instance_id
@@ -109,7 +110,7 @@ def plan_retries(
                 plans[iid] = RetryPlan(redo_rubric=True, cost=progress.cost)
             continue
         rows = rows_by_task.get(iid, [])
-        gaps = sorted({(r["candidate_id"], r["repeat"]) for r in rows if transient_verdict(r)})
+        gaps = sorted({(v.candidate_id, v.repeat) for v in rows if transient_verdict(v)})
         if gaps:
             kept = [r for r in rows if not transient_verdict(r)]
             plans[iid] = RetryPlan(
@@ -122,14 +123,12 @@ def plan_retries(
     return plans
 
 
-def merge_rows(
-    kept: list[dict[str, Any]], fresh: list[dict[str, Any]], task: Task
-) -> list[dict[str, Any]]:
+def merge_rows(kept: list[Verdict], fresh: list[Verdict], task: Task) -> list[Verdict]:
     """The kept verdicts, plus the fresh ones for the items that had none (never one replacing another)."""
-    have = {(r["candidate_id"], r["item_id"], r["repeat"]) for r in kept}
-    rows = kept + [r for r in fresh if (r["candidate_id"], r["item_id"], r["repeat"]) not in have]
+    have = {(v.candidate_id, v.item_id, v.repeat) for v in kept}
+    rows = kept + [v for v in fresh if (v.candidate_id, v.item_id, v.repeat) not in have]
     order = {c.id: n for n, c in enumerate(task.candidates)}
-    return sorted(rows, key=lambda r: (order.get(r["candidate_id"], len(order)), r["repeat"]))
+    return sorted(rows, key=lambda v: (order.get(v.candidate_id, len(order)), v.repeat))
 
 
 def merge_costs(
