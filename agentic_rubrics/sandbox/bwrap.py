@@ -62,8 +62,11 @@ def _mounts() -> list[str]:
     return args
 
 
-def bwrap_argv(workspace: Path, home: Path, *, max_tmp_bytes: int) -> list[str]:
-    """The bubblewrap command line (the wrapper's arguments follow: process limit, command)."""
+def bwrap_argv(
+    workspace: Path, home: Path, *, max_tmp_bytes: int, read_only: dict[str, Path] | None = None
+) -> list[str]:
+    """The bubblewrap command line (the wrapper's arguments follow: process limit, memory, command);
+    ``read_only``: more host folders, each bound read-only at its path inside (a test's staging)."""
     env = clean_env(Path(HOME))
     argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user"]
     argv += ["--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
@@ -72,6 +75,8 @@ def bwrap_argv(workspace: Path, home: Path, *, max_tmp_bytes: int) -> list[str]:
     argv += ["--size", str(min(_SHM_BYTES, max_tmp_bytes)), "--tmpfs", "/dev/shm"]
     argv += ["--remount-ro", "/dev", "--size", str(max_tmp_bytes), "--tmpfs", "/tmp"]
     argv += ["--bind", str(workspace), WORKSPACE, "--bind", str(home), HOME]
+    for inside, host in (read_only or {}).items():
+        argv += ["--ro-bind", str(host), inside]
     argv += ["--remount-ro", "/", "--chdir", WORKSPACE, "--clearenv"]
     for key, value in env.items():
         argv += ["--setenv", key, value]
@@ -144,6 +149,8 @@ class BubblewrapSandbox(WorkspaceCopy):
         max_processes: processes (and threads) one command may have at once.
         max_memory_bytes: address space of each of its processes (``ulimit -v``): an allocation past
             it fails (``MemoryError``, ``malloc`` returning NULL), the machine's memory is never at stake.
+        read_only: host folders bound read-only inside, by their path inside (they must be readable
+            by the sandbox's host user).
     """
 
     kind = "bubblewrap"
@@ -159,6 +166,7 @@ class BubblewrapSandbox(WorkspaceCopy):
         max_tmp_bytes: int = 256 * MIB,
         max_processes: int = 256,
         max_memory_bytes: int = 2048 * MIB,
+        read_only: dict[str, Path] | None = None,
         _probe: bool = False,
     ) -> None:
         if not _probe and (problem := bwrap_problem()) is not None:
@@ -176,7 +184,10 @@ class BubblewrapSandbox(WorkspaceCopy):
             shutil.rmtree(self._tmp, ignore_errors=True)
             raise
         self._bwrap = bwrap_argv(
-            self.holder.workspace, self.holder.home, max_tmp_bytes=max_tmp_bytes
+            self.holder.workspace,
+            self.holder.home,
+            max_tmp_bytes=max_tmp_bytes,
+            read_only=read_only,
         )
         self.workdir = WORKSPACE
 

@@ -49,7 +49,7 @@ def host_user() -> dict[str, Any]:
     return {"user": HOST_UID, "group": HOST_UID, "extra_groups": []}
 
 
-def _give_away(root: Path) -> None:
+def give_away(root: Path) -> None:
     """Hand a tree to :data:`HOST_UID` (when root): the holder must read it, commands write over it."""
     if os.geteuid() != 0:
         return
@@ -91,7 +91,7 @@ class Holder:
         if os.geteuid() == 0:
             tmp.chmod(0o711)  # HOST_UID must reach the copy and the mount points
             if own_lower:
-                _give_away(lower)
+                give_away(lower)
             for folder in (cap, self.workspace):
                 os.chown(folder, HOST_UID, HOST_UID)
         argv = ["unshare", "--user", "--map-root-user", "--mount", "--propagation", "private"]

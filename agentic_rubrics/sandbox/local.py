@@ -40,6 +40,23 @@ def clean_env(home: Path) -> dict[str, str]:
     }
 
 
+def copy_tree(repo_dir: Path, target: Path, *, copy_git: bool = False) -> None:
+    """Copy a repository (links as links; caches, and ``.git`` unless asked, left out).
+
+    Raises:
+        SandboxError: the copy failed (naming the folder).
+    """
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skip = set(_COPY_IGNORE(folder, names))
+        return skip if copy_git else skip | ({".git"} & set(names))
+
+    try:
+        shutil.copytree(repo_dir, target, symlinks=True, ignore=ignore)
+    except OSError as exc:
+        raise SandboxError(f"cannot copy {repo_dir}: {exc}") from exc
+
+
 def resolve_inside(root: Path, path: str) -> Path:
     """``path`` (relative to ``root``) resolved, refusing anything that escapes ``root``."""
     target = (root / path.lstrip("/")).resolve()
@@ -125,15 +142,11 @@ class WorkspaceCopy:
             return
         self.root = self._tmp / "repo"
 
-        def ignore(folder: str, names: list[str]) -> set[str]:
-            skip = set(_COPY_IGNORE(folder, names))
-            return skip if copy_git else skip | ({".git"} & set(names))
-
         try:
-            shutil.copytree(repo_dir, self.root, symlinks=True, ignore=ignore)
-        except OSError as exc:
+            copy_tree(repo_dir, self.root, copy_git=copy_git)
+        except SandboxError:
             shutil.rmtree(self._tmp, ignore_errors=True)
-            raise SandboxError(f"cannot copy {repo_dir}: {exc}") from exc
+            raise
         self._finish()
 
     def _finish(self) -> None:

@@ -167,6 +167,11 @@ async def analyze_in_worker(
             _stopped.add(pool)
             _discard(pool, kill=True)
             return _failed("analysis_timeout")
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if pool not in _stopped or (task is not None and task.cancelling()):
+                raise  # this call itself was cancelled
+            continue  # still queued when another patch's time limit stopped the pool: a fresh one
         except BrokenProcessPool:
             if pool in _stopped:
                 continue  # stopped for another patch's time limit, not for this one
