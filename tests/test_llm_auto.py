@@ -57,6 +57,9 @@ class InProcessPool:
     def is_serving(self) -> bool:
         return self.started
 
+    def start_error(self) -> str | None:
+        return None  # served here: it cannot fail to start
+
     async def complete(self, kwargs: dict[str, Any]) -> Completion:
         from agentic_rubrics.llm.door import import_litellm
         from agentic_rubrics.llm.reply import to_completion

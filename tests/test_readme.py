@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,8 @@ def test_python_example_runs_as_a_script(tmp_path: Path) -> None:
 
 
 def test_the_example_without_its_main_guard_stops_and_says_why(tmp_path: Path) -> None:
-    """Without the guard every analysis worker runs the script again and dies (the run folder is
-    locked by its parent): the run must stop with the cause and the fix, not lose the verdicts."""
+    """Without the guard every analysis worker imports the script again, which calls ``ar.run``: the
+    worker stops there, and the run stops with the cause and the fix instead of losing verdicts."""
     code = _example()
     guard = 'if __name__ == "__main__":\n    main()\n'
     assert guard in code
@@ -58,9 +59,24 @@ def test_the_example_without_its_main_guard_stops_and_says_why(tmp_path: Path) -
         [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert done.returncode != 0, done.stdout
-    assert "WorkerStartError" in done.stderr
-    assert f"imports the script {script} again" in done.stderr
-    assert 'if __name__ == "__main__":' in done.stderr
+    error = done.stderr.strip().splitlines()[-1]
+    assert error.startswith("agentic_rubrics.exceptions.WorkerStartError: ")
+    # the cause named as it is (not guessed from a pool that broke): the worker's exit code said so
+    assert f"imports the script {script} again" in error and "calls agentic_rubrics" in error
+    assert 'if __name__ == "__main__":' in error and "exit code 86" in error
+    # each worker stopped before it reached the run folder: none ran the job again, none waited
+    # for the parent's lock, and none took it once the parent had let go of it
+    assert "RunFolderBusy" not in done.stderr
+    assert re.search(
+        r"worker process \d+ stopped: while starting, it imported the script", done.stderr
+    )
+    from agentic_rubrics.runfolder.lock import folder_lock
+
+    time.sleep(2)  # a worker left running would be writing by now
+    with folder_lock(tmp_path / "runs" / "example"):
+        pass
+    verdicts = tmp_path / "runs" / "example" / "verdicts.jsonl"
+    assert not verdicts.exists() or "analysis_crashed" not in verdicts.read_text()
 
 
 def test_every_cli_command_in_the_readme_exists() -> None:

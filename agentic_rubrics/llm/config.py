@@ -75,7 +75,8 @@ class LLMConfig(BaseModel):
     then stops limiting throughput); not for ``local/`` scripted models. ``auto``: in this process
     until the calls' measured CPU at this concurrency would saturate a core, then in worker processes
     (never for fewer than 200 calls, nor for providers registered only in this process; see
-    :class:`agentic_rubrics.llm.pool_auto.AutoPool`). Should every worker die, calls go on in this process."""
+    :class:`agentic_rubrics.llm.pool_auto.AutoPool`). Should every worker die after starting, calls go
+    on in this process; should none ever start, the run stops and says why (``WorkerStartError``)."""
 
     @field_validator("extra_params")
     @classmethod

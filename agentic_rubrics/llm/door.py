@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import SecretStr
 
+from agentic_rubrics.exceptions import WorkerStartError
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm.cache import ResponseCache
 from agentic_rubrics.llm.config import LLMConfig, ReasoningEffort, llm_slot_key
@@ -212,6 +213,9 @@ class LLM:
             await self._pool.ready()
             if self._pool.is_serving():
                 return self._pool
+            error = self._pool.start_error()
+            if error is not None:  # none ever started: the run stops and says why
+                raise WorkerStartError(error)
             if not self._pool_gone:  # every worker died or never started: the calls go on here
                 self._pool_gone = True
                 log.warning(

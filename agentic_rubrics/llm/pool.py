@@ -11,7 +11,8 @@ that JSON cannot carry (a Python object among the parameters) is made in this pr
 thread of its own, never from the event loop, and a worker that has not answered
 :data:`ANSWER_GRACE` seconds past the call's own timeout (which it enforces itself) is taken for
 stuck and killed: its calls fail as transient and are retried, and no call goes to it again. Each
-worker ends with the process that started it.
+worker ends with the process that started it. A pool none of whose workers ever started says why
+(:meth:`WorkerPool.start_error`, from their exit codes): the caller stops the run with it.
 
 ``processes="auto"`` (the default) starts workers only where they pay, decided by
 :class:`agentic_rubrics.llm.pool_auto.AutoPool` from what this process measures. What a worker runs is
@@ -34,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
+from agentic_rubrics.children import refuse_in_bootstrap, start_failure
 from agentic_rubrics.llm.pool_child import READY, STOP, worker_main
 from agentic_rubrics.payloads import Completion
 
@@ -43,6 +45,9 @@ START_TIMEOUT = 300.0
 """Seconds to wait for a worker process to start; one that has not started by then takes no calls."""
 ANSWER_GRACE = 5.0
 """Seconds past a call's own timeout after which a worker that has not answered is stopped."""
+
+
+WORKERS = "litellm's worker processes (the model's `processes` setting)"
 
 
 class Unsendable(Exception):
@@ -57,12 +62,15 @@ class WorkerPool:
     """
 
     def __init__(self, processes: int, *, answer_grace: float = ANSWER_GRACE) -> None:
+        refuse_in_bootstrap("starts litellm worker processes (it runs agentic_rubrics)")
         ctx = mp.get_context("spawn")  # a clean interpreter: no inherited event loop or threads
         self._conns: list[Connection] = []
         self._procs: list[Any] = []
         self._pending: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any], int]] = {}
         self._ready = [threading.Event() for _ in range(processes)]
         self._alive = [True] * processes
+        self._started = [False] * processes
+        self._ended_at_start: dict[int, int | None] = {}  # worker -> exit code: it never started
         # a request is written at once where the worker's pipe has room; what does not fit is written by
         # a thread of that worker's (a worker that stops reading fills its pipe, and the write would
         # otherwise block the event loop, and every deadline with it); while that thread has bytes to
@@ -100,6 +108,7 @@ class WorkerPool:
             except (EOFError, OSError):
                 break
             if rid == READY:
+                self._started[index] = True
                 self._ready[index].set()
                 continue
             entry = self._pending.pop(rid, None)
@@ -114,6 +123,10 @@ class WorkerPool:
                 result = CallFailed(kind, message, retry_after=retry_after)
             loop.call_soon_threadsafe(_settle, future, result)
         # the worker is gone: its requests will never be answered, and nobody should wait for it
+        if not self._started[index]:
+            proc = self._procs[index]
+            proc.join(5)  # its pipe closes as it exits: its exit code follows at once
+            self._ended_at_start[index] = proc.exitcode
         self._alive[index] = False
         self._ready[index].set()
         for rid, (loop, future, owner) in list(self._pending.items()):
@@ -137,6 +150,13 @@ class WorkerPool:
     def is_serving(self) -> bool:
         """Whether some worker has started and still runs (calls can go to the pool)."""
         return self.running > 0
+
+    def start_error(self) -> str | None:
+        """Why no worker could start, once every one has ended without starting (``None`` while one
+        has started or may still start): read from their exit codes."""
+        if len(self._ended_at_start) < len(self._procs):
+            return None
+        return start_failure(WORKERS, self._ended_at_start.values())
 
     async def ready(self) -> None:
         """Wait until every worker has started (imported litellm): calls' deadlines start after."""

@@ -8,6 +8,7 @@ import os
 import time
 from collections.abc import Callable
 
+from agentic_rubrics.exceptions import WorkerStartError
 from agentic_rubrics.llm.pool import WorkerPool
 
 log = logging.getLogger(__name__)
@@ -80,9 +81,18 @@ class AutoPool:
 
     def ready_pool(self) -> WorkerPool | None:
         """The pool, once one of its workers has started and while one runs (else calls go on in
-        this process: also after every worker has died)."""
+        this process: also after every worker has died).
+
+        Raises:
+            WorkerStartError: every worker of the pool ended without starting (see
+                :meth:`WorkerPool.start_error`): the run stops rather than go on without them.
+        """
         if self.pool is not None and self.pool.is_serving():
             return self.pool
+        if self.pool is not None:
+            error = self.pool.start_error()
+            if error is not None:
+                raise WorkerStartError(error)
         return None
 
     def record(self, seconds: float) -> None:

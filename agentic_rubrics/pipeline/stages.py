@@ -24,6 +24,7 @@ from agentic_rubrics.exceptions import (
     ModelError,
     RepoError,
     RubricError,
+    WorkerStartError,
 )
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.judging import baselines_for, generator_warning, judge_task
@@ -230,8 +231,8 @@ async def _explore(
             grounding = grounding_record(rubric, root, static_leads=cfg.static_leads)
             return rubric, steps, {**status, "grounding": grounding}, kind
         except AgenticRubricsError as exc:
-            if isinstance(exc, ModelError):
-                raise  # authentication or an unknown model: the whole run cannot go on
+            if isinstance(exc, ModelError | WorkerStartError):
+                raise  # authentication, an unknown model, workers that cannot start: the whole run
             reason = "sandbox_error" if sandbox is None and needs_sandbox else "explore_error"
             log.warning("%s: %s: %s", task.instance_id, reason, exc)
             failed_status = {

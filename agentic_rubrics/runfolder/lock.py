@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from agentic_rubrics.children import refuse_in_bootstrap
 from agentic_rubrics.exceptions import RunFolderBusy
 
 LOCK_NAME = ".lock"
@@ -29,7 +30,10 @@ def folder_lock(root: Path) -> Iterator[None]:
 
     Raises:
         RunFolderBusy: another process holds it; the message names that process.
+        SystemExit: this is a worker process still importing the main module, which calls this
+            (see :func:`agentic_rubrics.children.refuse_in_bootstrap`): the parent's job, not its own.
     """
+    refuse_in_bootstrap(f"calls agentic_rubrics to write to the run folder {root}")
     root.mkdir(parents=True, exist_ok=True)
     path = root / LOCK_NAME
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)

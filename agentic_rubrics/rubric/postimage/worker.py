@@ -8,6 +8,11 @@ explorer and tracebacks parse too). So each analysis runs in a worker process (`
 interpreter, no inherited threads or event loop), started on first use and shared by the tasks of the
 process (at most ``max_workers`` at once).
 
+A new pool's first worker must answer a no-op before any analysis is sent: a pool whose workers die
+before that cannot start at all (:class:`~agentic_rubrics.exceptions.WorkerStartError`, which says why
+from their exit codes; see :mod:`agentic_rubrics.children`), and the run stops instead of recording
+every analysis as crashed.
+
 A worker that runs past ``timeout_s`` is killed, and so is the pool (a new one starts on the next
 call); the patch's result then holds the reason ``analysis_timeout``. A worker that dies (out of
 memory, a crash in C code) gives ``analysis_crashed``. Either way nothing is guessed: the result has no
@@ -22,14 +27,20 @@ import logging
 import multiprocessing as mp
 import multiprocessing.connection
 import os
-import sys
+import signal
 import threading
+import time
 import weakref
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from agentic_rubrics.children import exit_with_parent
+from agentic_rubrics.children import (
+    MAIN_REIMPORTED,
+    exit_with_parent,
+    refuse_in_bootstrap,
+    start_failure,
+)
 from agentic_rubrics.exceptions import WorkerStartError
 from agentic_rubrics.rubric.postimage.analyze import analyze_patch
 from agentic_rubrics.rubric.postimage.model import (
@@ -50,33 +61,19 @@ _stopped: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 """Pools killed on purpose (a time limit): their other calls are not crashes."""
 _started: weakref.WeakSet[ProcessPoolExecutor] = weakref.WeakSet()
 """Pools whose workers have shown they start (they answered :func:`_ready`)."""
+_start_error: str | None = None
+"""Set when the workers could not start because each imports the main module again and it calls the
+package at top level: that cannot change in this process, so every later call raises it at once."""
+_unstartable: weakref.WeakKeyDictionary[ProcessPoolExecutor, str] = weakref.WeakKeyDictionary()
+"""Pools whose workers could not start, with why: the calls waiting on them raise the same error."""
 START_TIMEOUT = 120.0
 """Seconds a new pool's first worker may take to start and answer."""
+WORKERS = "the post-image analysis's worker processes"
 
 
 def _ready() -> int:  # pragma: no cover - runs in a worker process
     """What a new pool is asked first: a worker that answers has started."""
     return os.getpid()
-
-
-def start_failure() -> str:
-    """Why the workers could not start, and the fix: each one imports the main module again
-    (``spawn``), so a script that does its work at top level runs it again in every worker."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if path is None or getattr(getattr(main, "__spec__", None), "name", None) is not None:
-        where = "the main module"
-    else:
-        where = f"the script {path}"
-    return (
-        "the post-image analysis's worker processes died before running anything, so no patch"
-        " could be analysed (every repository-aware item would be missing: analysis_crashed)."
-        f" Each worker starts a fresh interpreter that imports {where} again (multiprocessing's"
-        " 'spawn'): a script that calls agentic_rubrics at top level runs the whole job again in"
-        ' every worker. Put its top-level code under `if __name__ == "__main__":` (Python\'s'
-        " multiprocessing documentation, 'Safe importing of main module'); the worker's own error"
-        " is on standard error above."
-    )
 
 
 def _start_worker(max_memory_bytes: int) -> None:  # pragma: no cover - runs in a worker process
@@ -92,6 +89,9 @@ def _start_worker(max_memory_bytes: int) -> None:  # pragma: no cover - runs in 
 
 def _get_pool(max_memory_bytes: int) -> ProcessPoolExecutor:
     global _pool
+    refuse_in_bootstrap("starts the post-image analysis's workers (it runs agentic_rubrics)")
+    if _start_error is not None:
+        raise WorkerStartError(_start_error)
     with _lock:
         if _pool is None:
             _pool = ProcessPoolExecutor(
@@ -186,19 +186,46 @@ async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoo
     all, unless it was stopped on purpose meanwhile (``False``: try a fresh one).
 
     Raises:
-        WorkerStartError: the workers die before running anything (see :func:`start_failure`).
+        WorkerStartError: the workers die before running anything; the message says why, from their
+            exit codes (:func:`agentic_rubrics.children.start_failure`).
     """
+    global _start_error
     try:
         await asyncio.wait_for(loop.run_in_executor(pool, _ready), timeout=START_TIMEOUT)
     except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile
+        if pool in _unstartable:  # another call on this pool found out first
+            raise WorkerStartError(_unstartable[pool]) from exc
         if pool in _stopped or _pool is not pool:
             return False  # stopped for another patch's time limit: not a failure to start
-        _discard(pool, kill=False)
-        raise WorkerStartError(start_failure()) from exc
+        codes = await asyncio.to_thread(_exit_codes, pool)
+        _unstartable[pool] = message = start_failure(WORKERS, codes)
+        if MAIN_REIMPORTED in codes:
+            _start_error = message
+        # its other workers are still starting: none may outlive this error (each would import the
+        # main module too, and run what it runs)
+        _discard(pool, kill=True)
+        raise WorkerStartError(message) from None  # its BrokenProcessPool says no more
     except TimeoutError as exc:
         _discard(pool, kill=True)
         raise WorkerStartError(
             f"no post-image analysis worker answered within {START_TIMEOUT:.0f} s of starting"
+            " (each one imports the main module again first: a script whose top-level code takes"
+            ' that long must keep it under `if __name__ == "__main__":`)'
         ) from exc
     _started.add(pool)
     return True
+
+
+def _exit_codes(pool: ProcessPoolExecutor, wait_s: float = 1.0) -> list[int]:
+    """The exit codes of the pool's workers that have ended (within ``wait_s``: the one whose end
+    broke the pool may not have been reaped yet). A broken pool ends its other workers with SIGTERM:
+    those codes say nothing about the cause, and are left out when there are others."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    deadline = time.monotonic() + wait_s
+    codes = []
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+        if process.exitcode is not None:
+            codes.append(process.exitcode)
+    own = [c for c in codes if c != -signal.SIGTERM]
+    return own or codes
