@@ -193,18 +193,30 @@ def test_hand_edited_verdicts_are_reported(tmp_path: Path) -> None:
 
 
 def test_a_run_whose_analyses_crashed_says_so_at_the_end() -> None:
+    """The README example without its guard lost 750 of the demo's 3,120 verdicts as
+    analysis_crashed: a quarter of the rows, but every one the post-image analysis decides, so the
+    phase failed for everyone (fatal, exit code 1). A few crashes are a warning; a report that did not
+    count the repository-aware rows is judged against all its rows."""
     from agentic_rubrics.report.problems import diagnose
     from agentic_rubrics.runfolder.report import Report
 
     data = json.loads((Path(__file__).parent / "data" / "demo_reference.json").read_text())
     report = data["report"] | {"config_hash": "sha256:x"}
     rows = report["verdicts"]["rows"]
-    assert rows == 3120
-    for crashed, fatal in ((750, False), (2000, True)):
+    assert (rows, report["verdicts"]["repository_aware_rows"]) == (3120, 750)
+    for crashed, aware, fatal in (
+        (750, 750, True),
+        (400, 750, True),
+        (40, 750, False),
+        (750, None, False),
+        (2000, None, True),
+    ):
+        report["verdicts"]["repository_aware_rows"] = aware
         report["verdicts"]["check_error_by_detail"] = {"analysis_crashed": crashed}
         problems = diagnose(Report.model_validate(report))
         said = [p for p in [*problems.warnings, *problems.fatal] if "analysis_crashed" in p]
-        assert len(said) == 1 and f"{crashed} of {rows} item verdicts missing" in said[0]
+        share = f"of {aware} repository-aware" if aware else f"of {rows}"
+        assert len(said) == 1 and f"{crashed} {share} item verdicts missing" in said[0]
         assert (said[0] in problems.fatal) == fatal
 
 

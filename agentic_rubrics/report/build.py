@@ -285,7 +285,7 @@ def _rubrics_section(results: list[TaskResult]) -> dict[str, Any]:
             1 for t in results if t.rubric for _, i in t.rubric.items() if i.check is not None
         ),
         # where each explorer's repository came from (``none``: explored without one)
-        "repository": dict(sorted(Counter(_explored(t) for t in results).items())),
+        "repository": dict(sorted(Counter(t.explored_from for t in results).items())),
         # items naming the repository's files; the static explorer's leads that found nothing
         "grounding": grounding_report(t.progress.rubric for t in results),
     }
@@ -307,6 +307,7 @@ def _verdicts_and_coverage(results: list[TaskResult]) -> dict[str, Any]:
             "check_error_by_detail": dict(
                 sorted(Counter(str(v.detail) for v in rows if v.reason == "check_error").items())
             ),
+            "repository_aware_rows": sum(t.repository_aware_rows for t in results),
         },
         "coverage": {
             "tasks_with_rubric": _rate(with_rubric, len(results)),
@@ -328,12 +329,6 @@ def _verdicts_and_coverage(results: list[TaskResult]) -> dict[str, Any]:
             sorted(Counter(r.split(":")[0] for s in all_scores for r in s.reasons).items())
         ),
     }
-
-
-def _explored(t: TaskResult) -> str:
-    """Where the explorer's tree came from; ``no_rubric``: the rubric failed before it explored."""
-    rubric = t.progress.rubric
-    return rubric.repository if rubric.status == "ok" else "no_rubric"
 
 
 def _ys(t: TaskResult) -> list[int]:

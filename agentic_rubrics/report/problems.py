@@ -149,19 +149,26 @@ def _phase_failures(
 
 
 def _analysis_failures(report: Report, out: Problems) -> None:
-    """Post-image analyses that failed themselves: a warning, fatal when they are half the rows."""
+    """Post-image analyses that failed themselves: a warning, fatal when they are half the rows the
+    analysis decides (the repository-aware items'; every row in reports that did not count them)."""
     rows = report.verdicts.rows
+    aware = report.verdicts.repository_aware_rows
+    of = aware if aware else rows
     for detail, n in sorted(report.verdicts.check_error_by_detail.items()):
         if detail not in _ANALYSIS:
             continue
-        most = 2 * n >= rows
+        most = 2 * n >= of
+        share = f"{n} of {aware} repository-aware" if aware else f"{n} of {rows}"
         line = (
-            f"{n} of {rows} item verdicts missing: check_error {detail} ({_ANALYSIS[detail]}):"
+            f"{share} item verdicts missing: check_error {detail} ({_ANALYSIS[detail]}):"
             " the repository-aware items of those candidates rest on nothing"
         )
-        (out.fatal if most else out.warnings).append(
-            line + (" — most of the run's verdicts" if most else "")
-        )
+        if most:
+            line += (
+                f" — {'all' if n >= of else 'most'} of what the post-image analysis decides"
+                f" ({n} of the run's {rows} rows); the workers' own errors are on standard error"
+            )
+        (out.fatal if most else out.warnings).append(line)
 
 
 def _partial_failures(

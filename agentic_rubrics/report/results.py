@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentic_rubrics.rubric.checks_repo import is_repo_check
 from agentic_rubrics.runfolder.rows import ProgressRow
 from agentic_rubrics.types import CandidateScore, Rubric, Selection, Verdict
 
@@ -50,3 +51,17 @@ class TaskResult:
     def fully_labelled(self) -> bool:
         """Every candidate has a label."""
         return bool(self.labels) and len(self.labelled_ids) == len(self.labels)
+
+    @property
+    def repository_aware_rows(self) -> int:
+        """Verdict rows of items decided on the base tree (what the post-image analysis decides)."""
+        if self.rubric is None:
+            return 0
+        aware = {item.id for _, item in self.rubric.items() if is_repo_check(item.check)}
+        return sum(1 for v in self.verdicts if v.item_id in aware)
+
+    @property
+    def explored_from(self) -> str:
+        """Where the explorer's tree came from; ``no_rubric``: the rubric failed before it explored."""
+        rubric = self.progress.rubric
+        return rubric.repository if rubric.status == "ok" else "no_rubric"

@@ -142,6 +142,9 @@ class Verdicts(_Part):
     """Missing rows by reason."""
     check_error_by_detail: dict[str, int] = Field(default_factory=dict)
     """``check_error`` rows by their detail (``analysis_crashed``, ``timeout`` …)."""
+    repository_aware_rows: int | None = None
+    """Rows of repository-aware items (decided on the base tree by the post-image analysis);
+    ``None`` in reports written before it was counted."""
 
 
 class Coverage(_Part):
