@@ -319,34 +319,62 @@ def test_items_judged_without_the_tree_are_decided_when_the_run_is_resumed(
     assert applies == {"good": 1, "bad": 1}
 
 
-def test_without_the_network_every_rubric_fails_with_advice_that_works(tmp_path: Path) -> None:
-    """The upstream cannot be reached (here: a file:// URL with nothing behind it, as github.com is
-    without network): the run fails fast, and its advice names the two settings that work for the
-    static explorer already in force — --repo-url none and a file:// mirror — not the explorer."""
+@pytest.mark.parametrize("where", ["network", "mirror"])
+def test_without_the_network_every_rubric_fails_with_advice_that_works(
+    tmp_path: Path, where: str
+) -> None:
+    """The upstream cannot be reached — GitHub without a network (here: an https URL nothing
+    listens at), or a file:// mirror template with nothing behind it: the run fails fast, and its
+    advice is right for the configuration in force: --repo-url none for the static explorer, and a
+    mirror only when none is in force; a mirror in force is named, to be checked."""
     tasks = write_tasks(tmp_path / "tasks.jsonl", "a" * 40)
     out = tmp_path / "out"
-    done = CliRunner().invoke(
-        app,
-        [
-            "run",
-            "--tasks",
-            str(tasks),
-            "--out",
-            str(out),
-            "--explorer",
-            "static",
-            "--repo-url",
-            f"file://{tmp_path}/nowhere/{{owner}}__{{name}}",
-            "--repo-cache",
-            str(tmp_path / "cache"),
-            "--quiet",
-        ],
+    url = (
+        "https://127.0.0.1:9/{repo}.git"
+        if where == "network"
+        else f"file://{tmp_path}/nowhere/{{owner}}__{{name}}"
     )
+    args = ["--tasks", str(tasks), "--out", str(out), "--explorer", "static", "--repo-url", url]
+    args += ["--repo-cache", str(tmp_path / "cache"), "--quiet"]
+    done = CliRunner().invoke(app, ["run", *args])
     assert done.exit_code == 1, done.output
     said = " ".join(done.output.split())
     assert "Every rubric failed" in said and "--repo-url none" in said
-    assert "file:///path/to/mirrors/{owner}__{name}.git" in said
     assert "--explorer static" not in said
+    suggested = "file:///path/to/mirrors/{owner}__{name}.git" in said
+    assert suggested == (where == "network")
+    assert (f"The mirrors the URL template in force names ({url}) could not be read" in said) == (
+        where == "mirror"
+    )
+    report = json.loads((out / "report.json").read_text())
+    assert report["rubrics"]["repository_url"] == url
     md = (out / "report.md").read_text()
     assert "Repositories explored: none: the rubric failed first 1." in md
     assert "none (issue only)" not in md
+    # the explore stage alone gives the same advice
+    again = CliRunner().invoke(app, ["explore", *args, "--restart"])
+    assert again.exit_code == 1, again.output
+    assert ("file:///path/to/mirrors" in " ".join(again.output.split())) == (where == "network")
+
+
+def test_an_agent_explorer_with_fetching_off_is_not_told_to_turn_it_off(tmp_path: Path) -> None:
+    """--repo-url none leaves the agent explorer without a repository: the advice says fetching is
+    off and what gives it one, not "--repo-url none" again."""
+    tasks = write_tasks(tmp_path / "tasks.jsonl", "a" * 40)
+    out = tmp_path / "out"
+    config = load_config(
+        None,
+        {
+            "explorer": {"kind": "agent", "model": {"model": "openai/x"}},
+            "repos": {"url_template": "none"},
+            "bootstrap_resamples": 0,
+            "plots": False,
+        },
+    )
+    report = run(tasks, out, config)
+    assert report is not None and report["rubrics"]["failed"] == {"no_repository": 1}
+    (fatal,) = [p for p in report["problems"]["fatal"] if "Every rubric failed" in p]
+    said = " ".join(fatal.split())
+    assert "fetching is off (--repo-url none)" in said and "remove --repo-url none" in said
+    assert "--explorer issue-only" in said
+    assert report["rubrics"]["repository_url"] == "none"

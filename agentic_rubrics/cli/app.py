@@ -121,7 +121,8 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
 
         folder = RunFolder(out)
         statuses = [folder.rubric_status(t.instance_id) for t in loaded]
-        _finish_problems(explore_problems([s for s in statuses if s is not None]))
+        url = cfg.repos.model_dump()["url_template"] or "none"  # credentials removed
+        _finish_problems(explore_problems([s for s in statuses if s is not None], url))
 
 
 TasksOpt = Annotated[Path, typer.Option("--tasks", help="Tasks JSONL file (one task per line).")]

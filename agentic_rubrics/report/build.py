@@ -202,7 +202,7 @@ def build_report_and_results(
         },
         "seed": seed,
         **_counts_and_labels(results, labelled, labels.source, max_pool, ks, cfg.max_k),
-        "rubrics": _rubrics_section(results),
+        "rubrics": _rubrics_section(results, cfg.repos),
         **_verdicts_and_coverage(results),
         "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in chosen},
         # what fitted weights were fitted on; a run's instances inside that fit are in-sample
@@ -273,7 +273,7 @@ def _counts_and_labels(
     }
 
 
-def _rubrics_section(results: list[TaskResult]) -> dict[str, Any]:
+def _rubrics_section(results: list[TaskResult], repos: dict[str, Any]) -> dict[str, Any]:
     """The rubrics: how many were written, why the others failed, their items, repository, grounding."""
     status = Counter(t.progress.rubric.status for t in results)
     failed = Counter(t.progress.rubric.reason for t in results if t.progress.rubric.status != "ok")
@@ -286,6 +286,7 @@ def _rubrics_section(results: list[TaskResult]) -> dict[str, Any]:
         ),
         # where each explorer's repository came from (``none``: explored without one)
         "repository": dict(sorted(Counter(t.explored_from for t in results).items())),
+        "repository_url": repos["url_template"] or "none" if "url_template" in repos else None,
         # items naming the repository's files; the static explorer's leads that found nothing
         "grounding": grounding_report(t.progress.rubric for t in results),
     }

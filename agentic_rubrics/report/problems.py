@@ -46,30 +46,84 @@ _MIRROR = (
     "--repo-url 'file:///path/to/mirrors/{owner}__{name}.git' (local git mirrors of the"
     " upstreams, used exactly as GitHub would be; docs/swebench.md)"
 )
+_FETCHING = ("fetch_failed", "timeout", "commit_not_found", "lock_timeout")
 
 
-def rubric_fix(reasons: Counter[str], explorer: str = "") -> str:
-    """What to do when rubrics failed, by the most common reason (and the explorer in force)."""
+def _is_local(url: str) -> bool:
+    return url.startswith("file://") or url.startswith("/")
+
+
+def _repository_fix(top: str, explorer: str, url: str | None) -> str:
+    """What to do when the explorers had no repository (``top``: ``no_repository[:<why>]``), for the
+    explorer and the URL template in force (``url``: ``none`` when fetching was off, ``None`` when
+    the report does not say)."""
+    why = top.partition(":")[2]
+    static = explorer == "static"
+    off = url == "none"
+    instead = (
+        "--repo-url none writes the issue-only static rubric (no repository at all)"
+        if static
+        else "--explorer issue-only writes a rubric from the issue alone (the paper's ablation)"
+    )
+    if why in ("no_such_folder", "no_git"):
+        return (
+            "The tasks' repo_path folders are missing or are not git checkouts: fix them (a checkout"
+            " at base_commit), or drop repo_path so the repository is fetched"
+            f"{' (fetching is off: --repo-url none)' if off else ''}. Resuming retries them."
+        )
+    if why == "export_too_large":
+        return (
+            "A repository is over the size bounds: raise repos.max_file_mib or repos.max_tree_mib in"
+            f" --config if it is trusted; or {instead}. Resuming retries them."
+        )
+    if why in ("invalid_repo", "invalid_commit"):
+        return "The tasks' repo (owner/name) or base_commit is malformed: fix the tasks file."
+    if not why and not off:
+        return (
+            f"The tasks give neither repo and base_commit nor a repo_path, and the {explorer}"
+            f" explorer needs the repository: add them to the tasks file; or {instead}."
+        )
+    if off:
+        return (
+            f"The {explorer} explorer needs the repository, and fetching is off (--repo-url none)"
+            " with no repo_path in the tasks: remove --repo-url none (GitHub), give a mirror:"
+            f" {_MIRROR}, or a repo_path per task; or {instead}."
+        )
+    if url is not None and _is_local(url) and why in _FETCHING:
+        return (
+            f"The mirrors the URL template in force names ({url}) could not be read: check that"
+            " each task's {owner}__{name} there is a git repository holding its base_commit"
+            " (`git -C <mirror> cat-file -e <base_commit>`); or"
+            f" {instead}; or give each task a repo_path (a checkout at base_commit). Resuming"
+            " retries them."
+        )
+    if why in _FETCHING:
+        source = f" from {url}" if url is not None else ""
+        head = (
+            f"The repositories could not be fetched{source} (no network, or the URL template does"
+            " not reach the upstreams)"
+        )
+    else:
+        head = "The explorer had no repository"
+    if static:
+        return (
+            f"{head}. The static explorer works without one: {instead}, or give a mirror:"
+            f" {_MIRROR}; or give each task a repo_path (a checkout at base_commit). Resuming"
+            " retries them."
+        )
+    return (
+        f"{head}. Give each task a repo_path (a checkout at base_commit), a mirror: {_MIRROR},"
+        " or a swerex-docker or swerex-modal sandbox (the repository is in the image); or"
+        f" {instead}. Resuming retries them."
+    )
+
+
+def rubric_fix(reasons: Counter[str], explorer: str = "", url: str | None = None) -> str:
+    """What to do when rubrics failed, by the most common reason, for the explorer and the URL
+    template in force (``url``: ``none`` when fetching was off; ``None``: not known)."""
     top = reasons.most_common(1)[0][0] if reasons else ""
     if top.startswith("no_repository"):
-        fetch = "fetch_failed" in top or "timeout" in top
-        why = (
-            "The repositories could not be fetched (no network, or the URL template does not reach"
-            " the upstreams)"
-            if fetch
-            else "The explorer had no repository"
-        )
-        if explorer == "static":
-            return (
-                f"{why}. The static explorer works without one: --repo-url none writes the"
-                f" issue-only static rubric (no repository at all), or give a mirror: {_MIRROR};"
-                " or give each task a repo_path (a checkout at base_commit). Resuming retries them."
-            )
-        return (
-            f"{why}. Give each task a repo_path (a checkout at base_commit), a mirror: {_MIRROR},"
-            " or a swerex-docker or swerex-modal sandbox (the repository is in the image); or"
-            " --explorer issue-only (no repository; the paper's ablation). Resuming retries them."
-        )
+        return _repository_fix(top, explorer, url)
     if top.startswith("sandbox_error"):
         return (
             "No sandbox could be opened: check --sandbox (bubblewrap needs `apt-get install"
@@ -131,7 +185,7 @@ def _phase_failures(
     if tasks and report.rubrics.ok == 0 and failed_rubrics:
         out.fatal.append(
             f"Every rubric failed ({tasks} tasks: {_counts(dict(failed_rubrics))}), so no candidate"
-            f" has a rubric score. {rubric_fix(failed_rubrics, report.explorer)}"
+            f" has a rubric score. {rubric_fix(failed_rubrics, report.explorer, report.rubrics.repository_url)}"
         )
     selection = report.selection
     if tasks and selection.tasks_without_primary_value == tasks:
@@ -232,14 +286,15 @@ def _trust_warnings(report: Report, out: Problems) -> None:
         )
 
 
-def explore_problems(statuses: list[RubricStatus]) -> Problems:
-    """For ``explore`` alone: every rubric failed is fatal, some failed is a warning per reason."""
+def explore_problems(statuses: list[RubricStatus], url: str | None = None) -> Problems:
+    """For ``explore`` alone: every rubric failed is fatal, some failed is a warning per reason
+    (``url``: the repositories' URL template in force, see :func:`rubric_fix`)."""
     out = Problems()
     failed = Counter(str(s.reason) for s in statuses if s.status != "ok")
     if statuses and len(failed) and sum(failed.values()) == len(statuses):
         out.fatal.append(
             f"Every rubric failed ({len(statuses)} tasks: {_counts(dict(failed))})."
-            f" {rubric_fix(failed, statuses[0].source.removeprefix('explorer:'))}"
+            f" {rubric_fix(failed, statuses[0].source.removeprefix('explorer:'), url)}"
         )
     else:
         for reason, n in sorted(failed.items()):

@@ -127,6 +127,9 @@ class Rubrics(_Part):
     repository: dict[str, int]
     """Where each explorer's tree came from (``none``: explored without one; ``no_rubric``: the
     rubric failed before anything was explored)."""
+    repository_url: str | None = None
+    """The URL template repositories were fetched with (credentials removed), ``none`` when fetching
+    was off (``--repo-url none``); ``None`` in reports written before it was recorded."""
     grounding: GroundingSummary
     """How grounded the rubrics are."""
 

@@ -334,6 +334,8 @@ class RecordedSettings(BaseModel):
     """The explorer's kind."""
     judge: _Kind
     """The judge's kind."""
+    repos: dict[str, Any] = Field(default_factory=dict)
+    """Where repositories come from (``url_template``: credentials removed; null: fetching off)."""
 
 
 class RecordedConfig(BaseModel):
