@@ -354,10 +354,20 @@ def test_a_failed_agent_rubric_says_why_in_its_status(tmp_path: Path) -> None:
             "bootstrap_resamples": 0,
         },
     )
-    run(tasks, tmp_path / "out", config)
+    report = run(tasks, tmp_path / "out", config)
     folder = tmp_path / "out" / "rubrics" / EXAMPLE.task.instance_id
     status = json.loads((folder / "status.json").read_text())
     assert status["status"] == "failed" and status["reason"] == "invalid_rubric"
     assert status["turns"] == 4
     assert "rubrics.yaml:6" in status["last_validation_error"]
     assert "weight" in status["last_validation_error"]
+    # and the report's failure summary says it too (report.json and report.md)
+    assert report is not None
+    (task,) = report["tasks"]
+    assert task["rubric"]["turns"] == 4
+    assert task["rubric"]["last_validation_error"] == status["last_validation_error"]
+    said = f"invalid_rubric: {EXAMPLE.task.instance_id} (4 turns; the validator's last error:"
+    (fatal,) = report["problems"]["fatal"]
+    assert said in fatal and "rubrics.yaml:6" in fatal
+    md = " ".join((tmp_path / "out" / "report.md").read_text().split())
+    assert said in md

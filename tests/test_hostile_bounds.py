@@ -293,3 +293,43 @@ def test_the_checks_cost_one_budget_per_candidate_whatever_the_repeats(tmp_path:
     }
     assert all(got == by_repeat[0] for got in by_repeat.values())  # one decision for every repeat
     assert took < 1.0, took  # 6 x 0.3 s of checks before
+
+
+def test_failed_model_rubrics_say_what_the_explorer_did_in_the_failure_summary() -> None:
+    """Some rubrics failed (a warning per reason): each reason gives its first tasks' turns and the
+    validator's last error, the way status.json holds them; a failure with neither says nothing more."""
+    from agentic_rubrics.report.problems import explore_problems
+    from agentic_rubrics.runfolder.rows import RubricStatus
+
+    def status(iid: str, reason: str | None, turns: int | None, error: str | None) -> RubricStatus:
+        state = "ok" if reason is None else "failed"
+        return RubricStatus(
+            instance_id=iid,
+            source="explorer:agent",
+            status=state,
+            reason=reason,
+            turns=turns,
+            last_validation_error=error,
+        )
+
+    long = "rubrics.yaml:6: weight: expected 1, 2 or 3 " + "x" * 400
+    problems = explore_problems(
+        [
+            status("a", None, 7, None),
+            status("b", "invalid_rubric", 30, long),
+            status("c", "invalid_rubric", 30, "rubrics.yaml:2: no axes"),
+            status("d", "invalid_rubric", 30, "rubrics.yaml:9: never shown"),
+            status("e", "turn_budget_exhausted", 30, None),
+            status("f", "no_repository:fetch_failed", None, None),
+        ]
+    )
+    assert not problems.fatal
+    lines = {line.split(":")[0]: line for line in problems.warnings}
+    invalid = lines["3 rubric(s) failed"]
+    assert "b (30 turns; the validator's last error: rubrics.yaml:6: weight: expected" in invalid
+    assert "c (30 turns; the validator's last error: rubrics.yaml:2: no axes)" in invalid
+    assert "never shown" not in invalid and len(invalid) < 600  # two examples, each capped
+    (budget,) = [w for w in problems.warnings if "turn_budget_exhausted" in w]
+    assert budget.endswith("e (30 turns; no file it wrote was validated)")
+    (fetch,) = [w for w in problems.warnings if "fetch_failed" in w]
+    assert fetch == "1 rubric(s) failed: no_repository:fetch_failed"

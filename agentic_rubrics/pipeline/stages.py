@@ -306,6 +306,8 @@ async def compute_task(
             items=status.items,
             repository=repository_source(status),
             grounding=status.grounding,
+            turns=status.turns,
+            last_validation_error=status.last_validation_error,
         ),
         baselines=baselines,
         verdict_rows=len(rows),

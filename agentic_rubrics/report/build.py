@@ -351,6 +351,8 @@ def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
             "status": t.progress.rubric.status,
             "reason": t.progress.rubric.reason,
             "hash": t.progress.rubric.hash,
+            "turns": t.progress.rubric.turns,
+            "last_validation_error": t.progress.rubric.last_validation_error,
         },
         "candidates": len(t.scores),
         "resolved": sum(1 for v in t.labels.values() if v) if t.labelled else None,

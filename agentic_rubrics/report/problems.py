@@ -9,6 +9,7 @@ per cause, printed at the end of the command (and kept in report.json and report
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 from agentic_rubrics.reasons import MISSING_REASONS
 from agentic_rubrics.runfolder.report import Problems, Report
@@ -142,6 +143,45 @@ def rubric_fix(reasons: Counter[str], explorer: str = "", url: str | None = None
     )
 
 
+def explorer_examples(
+    failed: Iterable[tuple[str, str | None, int | None, str | None]], limit: int = 2
+) -> dict[str, str]:
+    """Per failure reason, what a model explorer's first failed tasks did: its turns and the
+    validator's last error on its file (``failed``: instance id, reason, turns, last error)."""
+    seen: dict[str, list[str]] = {}
+    for instance_id, reason, turns, error in failed:
+        if turns is None and error is None:
+            continue
+        said = seen.setdefault(str(reason), [])
+        if len(said) < limit:
+            used = f"{turns} turns" if turns is not None else "turns unknown"
+            last = (
+                f"the validator's last error: {_short(error)}"
+                if error
+                else "no file it wrote was validated"
+            )
+            said.append(f"{instance_id} ({used}; {last})")
+    return {reason: "; ".join(said) for reason, said in seen.items()}
+
+
+def _short(text: str, cap: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= cap else text[: cap - 1] + "…"
+
+
+def _report_examples(report: Report) -> dict[str, str]:
+    return explorer_examples(
+        (t.instance_id, t.rubric.reason, t.rubric.turns, t.rubric.last_validation_error)
+        for t in report.tasks
+        if t.rubric.status != "ok"
+    )
+
+
+def _examples_text(examples: dict[str, str]) -> str:
+    """What the explorer did, per reason (empty when it was no model explorer)."""
+    return "".join(f" {reason}: {text}." for reason, text in sorted(examples.items()))
+
+
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
 
@@ -183,9 +223,10 @@ def _phase_failures(
             f" decide are missing ({_counts(model_missing)}); S rests on the checks alone. {fix}"
         )
     if tasks and report.rubrics.ok == 0 and failed_rubrics:
+        fix = rubric_fix(failed_rubrics, report.explorer, report.rubrics.repository_url)
         out.fatal.append(
             f"Every rubric failed ({tasks} tasks: {_counts(dict(failed_rubrics))}), so no candidate"
-            f" has a rubric score. {rubric_fix(failed_rubrics, report.explorer, report.rubrics.repository_url)}"
+            f" has a rubric score.{_examples_text(_report_examples(report))} {fix}"
         )
     selection = report.selection
     if tasks and selection.tasks_without_primary_value == tasks:
@@ -239,9 +280,11 @@ def _partial_failures(
             retry = " — resume with a higher --max-cost to judge them"
         out.warnings.append(f"{n} item verdicts missing: {reason} ({meaning}){retry}")
     if report.rubrics.ok:
+        examples = _report_examples(report)
         for reason, n in sorted(failed_rubrics.items()):
             again = " (retried on resume)" if transient_rubric_failure(reason) else ""
-            out.warnings.append(f"{n} rubric(s) failed: {reason}{again}")
+            e_g = f" — e.g. {examples[reason]}" if reason in examples else ""
+            out.warnings.append(f"{n} rubric(s) failed: {reason}{again}{e_g}")
     if selection.fallbacks and len(out.fatal) == 0:
         out.warnings.append(
             f"the primary selector {selection.primary!r} had no value in"
@@ -291,12 +334,19 @@ def explore_problems(statuses: list[RubricStatus], url: str | None = None) -> Pr
     (``url``: the repositories' URL template in force, see :func:`rubric_fix`)."""
     out = Problems()
     failed = Counter(str(s.reason) for s in statuses if s.status != "ok")
+    examples = explorer_examples(
+        (s.instance_id, s.reason, s.turns, s.last_validation_error)
+        for s in statuses
+        if s.status != "ok"
+    )
     if statuses and len(failed) and sum(failed.values()) == len(statuses):
         out.fatal.append(
             f"Every rubric failed ({len(statuses)} tasks: {_counts(dict(failed))})."
+            f"{_examples_text(examples)}"
             f" {rubric_fix(failed, statuses[0].source.removeprefix('explorer:'), url)}"
         )
     else:
         for reason, n in sorted(failed.items()):
-            out.warnings.append(f"{n} rubric(s) failed: {reason}")
+            e_g = f" — e.g. {examples[reason]}" if reason in examples else ""
+            out.warnings.append(f"{n} rubric(s) failed: {reason}{e_g}")
     return out

@@ -288,6 +288,10 @@ class TaskRubric(_Part):
     """Why it failed."""
     hash: str | None
     """Its content hash."""
+    turns: int | None = None
+    """Turns a model explorer used."""
+    last_validation_error: str | None = None
+    """A failed model explorer: the validator's last error on its file."""
 
 
 class Pick(_Part):

@@ -113,6 +113,10 @@ class RubricSummary(_Row):
     """Where the explorer's tree came from: ``fetched``, ``cache``, ``repo_path`` or ``none``."""
     grounding: Grounding | None = None
     """How grounded the rubric is."""
+    turns: int | None = None
+    """Turns a model explorer used (failed or not)."""
+    last_validation_error: str | None = None
+    """A failed model explorer: the validator's last error on its file (redacted)."""
 
 
 class CandidateInput(_Row):
