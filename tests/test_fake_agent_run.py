@@ -13,6 +13,7 @@ import json
 import urllib.request
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
@@ -144,29 +145,34 @@ ISSUES = [
     'Output:\n```\nTraceback (most recent call last):\n  File "a.py", line 3, in bar\n```',
     "Unclosed fence ```python\nprint(1)",
     "Use `a`, ``b`` and ```c``` inline",
+    "Crash 😀 in `foo()` since 2.0 🐛",  # an emoji, escaped the JSON way, is invalid YAML
+    "Control \x85 \x9b[31m and a line\u2028separator in the title",
+    "A lone \ud800 surrogate",
+    "~~~python\nx = '```'\n~~~\n" + "```" * 7,
 ]
 
 
-def test_the_fake_writes_a_valid_rubric_for_issues_with_code_fences() -> None:
+def test_the_fake_writes_a_valid_rubric_for_issues_with_code_fences_emoji_and_controls() -> None:
     from agentic_rubrics.rubric.file import parse_rubric
 
     for issue in ISSUES:
         parse_rubric(_written_rubric(issue))
 
 
-def test_the_fake_writes_a_valid_rubric_for_every_real_lite_issue() -> None:
+@pytest.mark.parametrize(("name", "count"), [("lite", 202), ("verified", 339)])
+def test_the_fake_writes_a_valid_rubric_for_every_real_issue(name: str, count: int) -> None:
+    """Every issue of the shared SWE-bench data, Lite's and Verified's (the synthetic ones above hold
+    what none of them happens to: an emoji near the top, control characters)."""
     import gzip
-
-    import pytest
 
     from agentic_rubrics.rubric.file import parse_rubric
 
     data = Path(__file__).resolve().parents[2] / "shared" / "data" / "swebench"
-    path = data / "lite_candidates.jsonl.gz"
+    path = data / f"{name}_candidates.jsonl.gz"
     if not path.exists():
         pytest.skip(f"the shared SWE-bench data is not here ({path})")
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         issues = [json.loads(line)["problem_statement"] for line in fh]
     for issue in issues:
         parse_rubric(_written_rubric(issue))
-    assert len(issues) == 202
+    assert len(issues) == count

@@ -137,7 +137,13 @@ def _items(path: str | None, symbol: str | None) -> dict[str, list[Item]]:
 
 def rubric_yaml(summary: str, path: str | None, symbol: str | None) -> str:
     """A lint-clean rubric; its file-change items grounded in ``path`` and ``symbol`` when known."""
-    q = json.dumps
+
+    def q(value: Any) -> str:
+        # YAML reads JSON's escapes, but a character beyond the BMP escaped as a surrogate pair
+        # (``\ud83d\ude00``, an emoji) is "an invalid Unicode character escape code" to it: written
+        # as it is instead (the text holds printable characters only, see _summary)
+        return json.dumps(value, ensure_ascii=False)
+
     name = symbol or "the code the issue names"
     lines = [
         "metadata:",
@@ -163,9 +169,13 @@ _CODE = re.compile(r"```.*?(?:```|\Z)", re.S)
 
 def _summary(issue: str) -> str:
     """The issue's opening words, without its code: a summary, as a model would write one. A code
-    fence copied from the issue would end the fenced block a text-action reply puts the rubric in."""
+    fence copied from the issue would end the fenced block a text-action reply puts the rubric in;
+    an emoji escaped the JSON way, or a control character, would make the YAML invalid."""
     prose = _CODE.sub(" ", issue).replace("`", "'")
-    first = " ".join(prose.split())[:160]
+    # printable characters only: YAML refuses most others written as they are (C1 controls, lone
+    # surrogates), and a line separator would break the line
+    shown = "".join(c if c.isprintable() else " " for c in prose)
+    first = " ".join(shown.split())[:160]
     return first or "The issue"
 
 
