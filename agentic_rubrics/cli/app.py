@@ -16,9 +16,10 @@ from agentic_rubrics.cli.exit import failed as _failed
 from agentic_rubrics.cli.exit import finish as _finish
 from agentic_rubrics.cli.exit import finish_problems as _finish_problems
 from agentic_rubrics.cli.options import RunOptions, with_run_options
+from agentic_rubrics.cli.swebench_import import pool_summary, runs
 
 if TYPE_CHECKING:
-    from agentic_rubrics.datasets.swebench import Pool
+    pass
 
 app = typer.Typer(
     name="agentic-rubrics",
@@ -227,49 +228,14 @@ def import_swebench(
         if candidates is not None:
             pool = load_candidates_file(candidates, options)
         elif dataset is not None and predictions:
-            pool = pool_from_runs(dataset, _runs(predictions, reports, sources), options)
+            pool = pool_from_runs(dataset, runs(predictions, reports, sources), options)
         else:
             raise typer.BadParameter("give --candidates, or --dataset with --predictions")
         write_tasks(pool, out)
     except AgenticRubricsError as exc:
         raise _failed(exc) from exc
-    for line in _pool_summary(out, pool):
+    for line in pool_summary(out, pool):
         typer.echo(line)
-
-
-def _runs(
-    predictions: list[Path], reports: list[Path] | None, sources: list[str] | None
-) -> list[tuple[Path, Path | None, str | None]]:
-    """Each run's predictions with the report and the name at the same position."""
-    labels, names = list(reports or []), list(sources or [])
-    if labels and len(labels) != len(predictions):
-        raise typer.BadParameter("give one --report per --predictions, in the same order")
-    if names and len(names) != len(predictions):
-        raise typer.BadParameter("give one --source per --predictions, in the same order")
-    return [
-        (p, labels[i] if labels else None, names[i] if names else None)
-        for i, p in enumerate(predictions)
-    ]
-
-
-def _pool_summary(out: Path, pool: Pool) -> list[str]:
-    """What import-swebench wrote and what it left out (and why)."""
-    n = sum(len(t.candidates) for t in pool.tasks)
-    labelled = sum(1 for t in pool.tasks for c in t.candidates if c.resolved is not None)
-    lines = [
-        f"{out}: {len(pool.tasks)} tasks, {n} candidates ({labelled} labelled); left out: {pool.dropped or 'none'}"
-    ]
-    if pool.unresolved_reasons:
-        why = ", ".join(f"{k} {v}" for k, v in pool.unresolved_reasons.items())
-        lines.append(f"unresolved candidates by reason: {why}")
-    if pool.unknown_instances:
-        shown = ", ".join(pool.unknown_instances[:20])
-        more = len(pool.unknown_instances) - 20
-        lines.append(
-            f"left out {len(pool.unknown_instances)} instance id(s) that are not in the dataset: {shown}"
-            + (f" and {more} more" if more > 0 else "")
-        )
-    return lines
 
 
 @app.command()

@@ -21,7 +21,7 @@ from typing import Any
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.intervals import Intervals
 from agentic_rubrics.report.results import TaskResult
-from agentic_rubrics.runfolder.report import Comparisons, GapClosed, PairedDifference
+from agentic_rubrics.runfolder.comparisons import Comparisons, GapClosed, PairedDifference
 
 TIE = 1e-12
 """Per-task differences smaller than this count as equal."""

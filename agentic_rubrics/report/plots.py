@@ -46,7 +46,7 @@ def _best_at_k_plot(root: Path, report: Report) -> tuple[str, str]:
         ylim=(0, 1.02),
         title="Best@K",
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="lower right")  # a fixed place: "best" searches, slowly
     ax.grid(alpha=0.3)
     _save(fig, root / PLOTS_DIR / "best_at_k.png")
     return ("Best@K by selector, with Oracle Pass@K and Random@K", f"{PLOTS_DIR}/best_at_k.png")
@@ -99,7 +99,7 @@ def _label_plots(root: Path, by_label: _ByLabel, axes: _AxesByLabel) -> list[tup
         ylabel="candidates",
         title="S by ground-truth label",
     )
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")
     _save(fig, root / PLOTS_DIR / "s_by_label.png")
     out.append(("S by ground-truth label", f"{PLOTS_DIR}/s_by_label.png"))
 
@@ -126,7 +126,7 @@ def _label_plots(root: Path, by_label: _ByLabel, axes: _AxesByLabel) -> list[tup
             )
     ax.set_xticks(range(len(AXES)), names)
     ax.set(ylabel="mean axis S", ylim=(0, 1.1), title="Per-axis S by ground-truth label")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper right")
     _save(fig, root / PLOTS_DIR / "axis_by_label.png")
     out.append(("Per-axis S by ground-truth label", f"{PLOTS_DIR}/axis_by_label.png"))
 

@@ -98,6 +98,11 @@ def _repository_fix(top: str, explorer: str, url: str | None) -> str:
             f" {instead}; or give each task a repo_path (a checkout at base_commit). Resuming"
             " retries them."
         )
+    return _fetch_fix(why, url, static, instead)
+
+
+def _fetch_fix(why: str, url: str | None, static: bool, instead: str) -> str:
+    """What to do when fetching the repositories failed, or the explorer had none otherwise."""
     if why in _FETCHING:
         source = f" from {url}" if url is not None else ""
         head = (

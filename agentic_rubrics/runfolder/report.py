@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentic_rubrics.runfolder.comparisons import Comparisons
 from agentic_rubrics.runfolder.view import JsonView
 from agentic_rubrics.types import SCHEMA
 
@@ -231,41 +232,6 @@ class Cost(_Part):
     """Answers whose provider gave no usable token counts (their cost is unknown)."""
     unreadable_rows: int = 0
     """spend.jsonl lines that are no spend row (a torn write, a hand edit): skipped."""
-
-
-class PairedDifference(_Part):
-    """Best@K of one selector minus another's, per task, paired over the same resampled tasks."""
-
-    difference: Number | None
-    """Mean per-task difference (``None``: no task)."""
-    ci: list[float] | None
-    """95% paired bootstrap interval (``None``: resampling off or undefined)."""
-    better: int
-    """Tasks where the first selector's expected pick is better."""
-    worse: int
-    """Tasks where it is worse."""
-    tasks: int
-    """Tasks compared."""
-
-
-class GapClosed(_Part):
-    """(Best@K - Random@K) / (Oracle Pass@K - Random@K) over the tasks: 0 random, 1 the oracle."""
-
-    value: Number | None
-    """``None``: the oracle is no better than random on these tasks."""
-    ci: list[float] | None
-    """95% bootstrap interval of the ratio."""
-
-
-class Comparisons(_Part):
-    """Selectors compared on the same tasks (:mod:`agentic_rubrics.report.compare`)."""
-
-    ks: list[int]
-    """The K compared."""
-    paired: dict[str, dict[str, dict[str, PairedDifference]]]
-    """selector -> the selector it is compared with (the primary, self_consistency) -> K -> difference."""
-    gap_closed: dict[str, dict[str, GapClosed]]
-    """selector -> K -> the share of the random→oracle gap it closes."""
 
 
 class Similarity(_Part):

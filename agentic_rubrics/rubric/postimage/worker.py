@@ -34,6 +34,7 @@ import weakref
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 from agentic_rubrics.children import (
     MAIN_REIMPORTED,
@@ -190,14 +191,17 @@ async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoo
             exit codes (:func:`agentic_rubrics.children.start_failure`).
     """
     global _start_error
+    ready = loop.run_in_executor(pool, _ready)
+    # the workers, as the submit just started them: a broken pool forgets its own list of them
+    processes = list((getattr(pool, "_processes", None) or {}).values())
     try:
-        await asyncio.wait_for(loop.run_in_executor(pool, _ready), timeout=START_TIMEOUT)
+        await asyncio.wait_for(ready, timeout=START_TIMEOUT)
     except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile
         if pool in _unstartable:  # another call on this pool found out first
             raise WorkerStartError(_unstartable[pool]) from exc
         if pool in _stopped or _pool is not pool:
             return False  # stopped for another patch's time limit: not a failure to start
-        codes = await asyncio.to_thread(_exit_codes, pool)
+        codes = await asyncio.to_thread(_exit_codes, processes)
         _unstartable[pool] = message = start_failure(WORKERS, codes)
         if MAIN_REIMPORTED in codes:
             _start_error = message
@@ -216,11 +220,10 @@ async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoo
     return True
 
 
-def _exit_codes(pool: ProcessPoolExecutor, wait_s: float = 1.0) -> list[int]:
-    """The exit codes of the pool's workers that have ended (within ``wait_s``: the one whose end
+def _exit_codes(processes: list[Any], wait_s: float = 5.0) -> list[int]:
+    """The exit codes of a pool's workers that have ended (within ``wait_s``: the one whose end
     broke the pool may not have been reaped yet). A broken pool ends its other workers with SIGTERM:
     those codes say nothing about the cause, and are left out when there are others."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
     deadline = time.monotonic() + wait_s
     codes = []
     for process in processes:
