@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
-from agentic_rubrics.pipeline.config import load_config
+from agentic_rubrics.pipeline.config import RunConfig, load_config
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.folder import RunFolder
@@ -100,6 +100,34 @@ def test_ray_resumes_a_folder_without_redoing_finished_tasks(tmp_path: Path) -> 
     ids = [json.loads(line)["instance_id"] for line in after.splitlines()]
     assert len(ids) == len(set(ids)) == 10
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+class HandedLength:
+    """A selector handed over in Python, with features the workers compute: the shortest patch."""
+
+    name = "handed_length"
+
+    async def features(self, given: Any) -> dict[str, Any]:
+        return {"handed_length": {cid: len(p) for cid, p in given.patches.items()}}
+
+    def ranking(self, task: Any) -> dict[str, float | None]:
+        lengths = task.baselines["handed_length"]
+        return {cid: -float(lengths[cid]) for cid in task.scores}
+
+
+@uses_cluster
+def test_a_selector_handed_over_in_python_reaches_the_workers(tmp_path: Path) -> None:
+    lines = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("\n".join(lines[:2]) + "\n")
+    config = RunConfig.model_validate(
+        {"executor": "ray", "selectors": [HandedLength, "rubric"], "bootstrap_resamples": 0}
+    )
+    report = run(tasks, tmp_path / "out", config)
+    assert report is not None and report.primary_selector == "handed_length"
+    assert report.selectors["handed_length"].tasks == 2
+    progress = [r for _, r in read_jsonl(tmp_path / "out" / "progress.jsonl")]
+    assert all("handed_length" in r["baselines"] for r in progress)
 
 
 @uses_cluster

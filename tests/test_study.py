@@ -96,6 +96,8 @@ def test_scores_hold_labels_and_every_selectors_value(study: Path) -> None:
 
 
 def test_paired_comparisons_recomputed_from_the_picks(study: Path) -> None:
+    """Differences, their paired intervals and the gap closed, recomputed here from scores.jsonl's
+    per-task rankings and labels with the pure-Python bootstrap (the report's 200 resamples, seed 0)."""
     report = json.loads((study / "report.json").read_text())
     comparisons = report["comparisons"]
     scores = _jsonl(study / "scores.jsonl")
@@ -113,23 +115,46 @@ def test_paired_comparisons_recomputed_from_the_picks(study: Path) -> None:
             out.append(value)
         return out
 
+    def interval(units: list[Any], statistic: Any) -> list[float] | None:
+        ci = metrics.bootstrap_ci(units, statistic, n_resamples=200, seed=0)
+        return list(ci) if ci else None
+
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs)
+
+    def ratio(units: list[tuple[float, float, float]]) -> float | None:
+        num, den = sum(b - r for b, r, _ in units), sum(o - r for _, r, o in units)
+        return num / den if den > 1e-12 else None
+
+    assert comparisons["ks"] == [1, 4, 6]  # 1, 4 and the largest pool (8 and 16 out of reach)
+    assert set(comparisons["paired"]) == {"self_consistency", "random", "rubric"}
+    assert set(comparisons["paired"]["random"]) == {"rubric", "self_consistency"}
+    assert set(comparisons["paired"]["rubric"]) == {"self_consistency"}
+    rand = [mean([r["resolved"] for r in rows]) for rows in by_task.values()]
+    spans = 0
     for k in comparisons["ks"]:
-        a, b = best("self_consistency", k), best("rubric", k)
-        diffs = [x - y for x, y in zip(a, b, strict=True)]
-        got = comparisons["paired"]["self_consistency"]["rubric"][str(k)]
-        assert got["difference"] == pytest.approx(sum(diffs) / len(diffs))
-        assert got["better"] == sum(d > 1e-12 for d in diffs)
-        assert got["worse"] == sum(d < -1e-12 for d in diffs)
-        lo, hi = got["ci"]
-        assert lo <= got["difference"] <= hi
-        rand = [sum(r["resolved"] for r in rows) / len(rows) for rows in by_task.values()]
-        orc = [metrics.pass_at_k([r["resolved"] for r in rows], k) for rows in by_task.values()]
-        span = sum(orc) - sum(rand)  # type: ignore[arg-type]
-        closed = comparisons["gap_closed"]["self_consistency"][str(k)]["value"]
-        if span <= 1e-12:  # K = 1: the oracle is no better than random
-            assert closed is None
-        else:
-            assert closed == pytest.approx((sum(a) - sum(rand)) / span)
+        orc = [
+            metrics.pass_at_k([r["resolved"] for r in rows], k) or 0.0 for rows in by_task.values()
+        ]
+        for name, others in comparisons["paired"].items():
+            for other, by_k in others.items():
+                diffs = [x - y for x, y in zip(best(name, k), best(other, k), strict=True)]
+                got = by_k[str(k)]
+                assert got["difference"] == pytest.approx(mean(diffs))
+                assert got["better"] == sum(d > 1e-12 for d in diffs)
+                assert got["worse"] == sum(d < -1e-12 for d in diffs)
+                assert got["tasks"] == 6
+                assert got["ci"] == pytest.approx(interval(diffs, mean), abs=1e-12)
+        for name in ("rubric", "self_consistency", "random"):
+            units = list(zip(best(name, k), rand, orc, strict=True))
+            closed = comparisons["gap_closed"][name][str(k)]
+            if sum(orc) - sum(rand) <= 1e-12:  # K = 1: the oracle is no better than random
+                assert closed == {"value": None, "ci": None}
+                continue
+            spans += 1
+            assert closed["value"] == pytest.approx(ratio(units))
+            assert closed["ci"] == pytest.approx(interval(units, ratio), abs=1e-12)
+    assert spans == 6  # K = 4 and 6, three selectors each
     md = (study / "report.md").read_text()
     assert "## Selectors compared" in md and "Share of the random→oracle gap closed" in md
 
@@ -178,3 +203,120 @@ def test_the_api_returns_a_typed_report_and_dataframes(study: Path) -> None:
     assert len(got.scores) == len(scores) and set(got.scores["resolved"]) <= {True, False}
     assert len(got.tasks) == 6 and len(got.verdicts) == len(_jsonl(study / "verdicts.jsonl"))
     assert set(got.selectors["selector"]) == set(report.selectors)
+
+
+# research scripts' selectors that are wrong in one way each, and what the report says of them
+def gives_a_list(task: Any) -> Any:
+    return list(task.scores)
+
+
+def gives_words(task: Any) -> Any:
+    return dict.fromkeys(task.scores, "high")
+
+
+def gives_nan(task: Any) -> Any:
+    return dict.fromkeys(task.scores, float("nan"))
+
+
+def raises(task: Any) -> Any:
+    raise KeyError("coverage")
+
+
+def names_other_candidates(task: Any) -> Any:
+    return {f"candidate-{i}": 1.0 for i, _ in enumerate(task.scores)}
+
+
+class NeedsArguments:
+    def __init__(self, weight: float) -> None:
+        self.weight = weight
+
+    def ranking(self, task: Any) -> Any:
+        return {}
+
+
+BROKEN = {
+    gives_a_list: "its ranking of t0 is a list: expected a dict {candidate id: number or None}",
+    gives_words: "its ranking of t0: candidate 'c0' has 'high': expected a number (not NaN) or None",
+    gives_nan: "its ranking of t0: candidate 'c0' has nan: expected a number (not NaN) or None",
+    raises: "its ranking of t0 raised KeyError: 'coverage'",
+    names_other_candidates: "its ranking of t0 names 4 candidate(s) the task does not have"
+    " ('candidate-0', 'candidate-1', 'candidate-2'); its candidates are 'c0', 'c1', 'c2' ...",
+    NeedsArguments: "NeedsArguments() failed (TypeError: ",
+}
+
+
+def test_a_broken_selector_is_named_with_what_was_expected(study: Path) -> None:
+    before = (study / "report.json").read_text()
+    for fn, expected in BROKEN.items():
+        name = f"{__name__}:{fn.__qualname__}"
+        with pytest.raises(ar.ConfigError) as caught:
+            report_folder(study, selectors=[fn, "rubric"])
+        assert f"selector {name!r}" in str(caught.value), fn
+        assert expected in str(caught.value), (fn, str(caught.value))
+    assert (study / "report.json").read_text() == before  # nothing was written
+    # on the command line too: exit 2, one line, no traceback
+    done = CliRunner().invoke(
+        app, ["report", "--out", str(study), "--selectors", f"{__name__}:gives_nan,rubric", "-q"]
+    )
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert BROKEN[gives_nan] in " ".join(done.output.split())
+
+
+class OnlyRanking:
+    """A class with ranking() alone: the other members take their defaults."""
+
+    def ranking(self, task: Any) -> Any:
+        import numpy as np
+
+        # numpy numbers (float32 is no Python float) and booleans are numbers; a left-out
+        # candidate has no value
+        ids = list(task.scores)
+        return {ids[0]: np.float32(0.5), ids[1]: True, ids[2]: np.int64(-3)}
+
+
+def test_a_selector_class_with_ranking_alone_works_and_its_numbers_are_floats(study: Path) -> None:
+    report = report_folder(study, selectors=[OnlyRanking, "rubric"])
+    name = f"{__name__}:OnlyRanking"
+    assert report.primary_selector == name and report.selectors[name].tasks == 6
+    rows = _jsonl(study / "scores.jsonl")
+    for row in rows:
+        assert row["ranking"][name] in (0.5, 1.0, -3.0, None)
+        assert row["values"][name] == row["ranking"][name]
+    assert {r["candidate_id"] for r in rows if name in r["selected_by"]} == {"c1"}
+
+
+def test_a_selector_without_a_name_a_later_report_could_use_is_refused(study: Path) -> None:
+    def local(task: Any) -> Any:
+        return {}
+
+    for fn in (lambda task: {}, local):
+        with pytest.raises(ar.ConfigError, match="has no name a later report could know it by"):
+            report_folder(study, selectors=[fn, "rubric"])
+        with pytest.raises(ar.ConfigError, match="register_selector\\(fn, name='my_selector'\\)"):
+            RunConfig(selectors=[fn])
+    assert ar.register_selector(lambda task: {}, name="no_opinion") == "no_opinion"
+    report = report_folder(study, selectors=["rubric", "no_opinion"])
+    assert list(report.selectors) == ["rubric", "no_opinion"]
+
+
+def test_a_selector_the_run_was_handed_is_named_where_a_later_report_misses_it(
+    study: Path,
+) -> None:
+    # config.json names a selector some other process handed over; this one has never seen it
+    config = json.loads((study / "config.json").read_text())
+    config["config"]["selectors"] = ["handed_over_elsewhere", "rubric"]
+    (study / "config.json").write_text(json.dumps(config))
+    done = CliRunner().invoke(app, ["report", "--out", str(study), "-q"])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2, said
+    assert f"{study / 'config.json'}'s selectors: selectors must be distinct names" in said
+    assert "give the report its selectors: `report --selectors`" in said
+    # a script's own function, named in __main__: said so
+    done = CliRunner().invoke(
+        app, ["report", "--out", str(study), "--selectors", "__main__:mine", "-q"]
+    )
+    assert done.exit_code == 2
+    assert "handed over by a script or notebook" in " ".join(done.output.split())
+    assert CliRunner().invoke(
+        app, ["report", "--out", str(study), "--selectors", "rubric", "-q"]
+    ).exit_code in (0, 1)

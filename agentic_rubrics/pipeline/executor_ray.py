@@ -23,6 +23,7 @@ from agentic_rubrics.limits import LocalLimiter
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.context import RunContext, limiter_capacities
 from agentic_rubrics.pipeline.stages import Job, run_job
+from agentic_rubrics.rank.selectors import handed_over, register_selector
 from agentic_rubrics.records import TaskRecord
 
 
@@ -83,9 +84,17 @@ class RayLimiter:
 
 
 def work(
-    job: Job, config_json: dict[str, Any], root: str, api_key: str | None, limits: Any
+    job: Job,
+    config_json: dict[str, Any],
+    root: str,
+    api_key: str | None,
+    limits: Any,
+    given: dict[str, Any] | None = None,
 ) -> TaskRecord:
-    """One job in a Ray worker: the same computation as the local executor."""
+    """One job in a Ray worker: the same computation as the local executor (``given``: the selectors
+    the driver was handed in Python, by name, registered here before the configuration names them)."""
+    for name, selector in (given or {}).items():
+        register_selector(selector, name)
     config = RunConfig.model_validate(config_json)
 
     async def go() -> TaskRecord:
@@ -118,9 +127,12 @@ class RayExecutor:
         # in memory only
         self.config_json = config.model_dump(mode="json", context={"secrets": True})
         self.root, self.api_key = str(root), api_key
+        self.given = handed_over(config.selectors)
 
     def start(self, job: Job) -> Any:
-        return self.remote_work.remote(job, self.config_json, self.root, self.api_key, self.limits)
+        return self.remote_work.remote(
+            job, self.config_json, self.root, self.api_key, self.limits, self.given
+        )
 
     async def finished(self, handles: list[Any]) -> list[Any]:
         done, _ = await asyncio.to_thread(self.ray.wait, handles, num_returns=1)

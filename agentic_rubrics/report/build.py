@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentic_rubrics.datasets.labels import Labels, default_labels
-from agentic_rubrics.exceptions import DataError, RubricError
+from agentic_rubrics.exceptions import ConfigError, DataError, RubricError
 from agentic_rubrics.llm.spend import cost_summary, read_spending
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.agreement import similarity_summary
@@ -179,7 +179,7 @@ def build_report_and_results(
     cfg = recorded.config
     policy = DecisionPolicy.model_validate(cfg.policy)
     given_now = selectors is not None
-    chosen = _report_selectors(list(selectors or cfg.selectors))
+    chosen = _report_selectors(list(selectors or cfg.selectors), folder, given=given_now)
     seed = _report_seed(cfg.seed if seed is None else seed, given=seed is not None)
     labels = labels if labels is not None else default_labels(folder)
     resamples = n_resamples if n_resamples is not None else cfg.bootstrap_resamples
@@ -224,11 +224,25 @@ def build_report_and_results(
     return Report.model_validate(report), results
 
 
-def _report_selectors(selectors: list[str]) -> list[str]:
+def _report_selectors(selectors: list[str], folder: RunFolder, *, given: bool) -> list[str]:
+    """The selectors, each loaded now: an unknown or broken one names where it came from (a
+    selector handed over in Python is known only to the process that handed it over)."""
+    source = "the selectors given" if given else f"{folder.config_path}'s selectors"
+    remedy = (
+        ""
+        if given
+        else "; give the report its selectors: `report --selectors`, or in Python"
+        " report_folder(out, selectors=[...]) with the selector objects or functions themselves"
+    )
     try:
         check_names(selectors)
     except ValueError as exc:
-        raise DataError(str(exc)) from exc
+        raise DataError(f"{source}: {exc}{remedy}") from exc
+    for name in selectors:
+        try:
+            get_selector(name)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}{remedy}") from exc
     return selectors
 
 

@@ -168,61 +168,42 @@ _PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 """A selector named by where it lives: ``module:attribute``, found on ``sys.path``."""
 
 
-class FunctionSelector(BaseSelector):
-    """A plain function ``ranking(task) -> {candidate id: value}`` as a selector (no features)."""
-
-    def __init__(self, fn: Callable[[RankingInput], Ranking], name: str) -> None:
-        self.fn, self.name = fn, name
-        self.description = (getattr(fn, "__doc__", None) or name).strip().splitlines()[0]
-
-    def ranking(self, task: RankingInput) -> Ranking:
-        found = self.fn(task)
-        return {cid: found.get(cid) for cid in task.scores}
-
-
-def _as_selector(found: Any, name: str) -> Selector:
-    """A selector class, instance or plain ranking function, as a selector named ``name``."""
-    if isinstance(found, type):
-        found = found()
-    if hasattr(found, "ranking"):
-        return found  # type: ignore[no-any-return]
-    if callable(found):
-        return FunctionSelector(found, name)
-    raise ConfigError(
-        f"selector {name!r} is a {type(found).__name__}: expected a selector (a class or object"
-        " with ranking(task)) or a function ranking(task) -> {candidate id: value}"
-    )
-
-
 def register_selector(selector: Any, name: str | None = None) -> str:
     """Hand a selector to this process's runs and reports without packaging it: a selector class
-    or object (see :class:`Selector`), or a plain function ``ranking(task) -> {candidate id: value}``
-    (``task`` has ``instance_id``, ``scores``, ``baselines``). Returns the name to put in
-    ``selectors``: ``name``, else the selector's own ``name``, else ``module:qualname`` of the
-    function. Its features, if any, are computed when a run names it."""
+    or object (see :class:`Selector`; a member it lacks takes :class:`BaseSelector`'s default), or a
+    plain function ``ranking(task) -> {candidate id: value}`` (``task`` has ``instance_id``,
+    ``scores``, ``baselines``). Returns the name to put in ``selectors``, recorded in config.json and
+    report.json: ``name``, else the selector's own ``name``, else ``module:qualname`` of the function
+    (a lambda or a function defined inside another has no such name: give it one). What it returns is
+    checked (:mod:`.given`). Its features, if any, are computed when a run names it."""
     chosen = (
         name
         or getattr(selector, "name", None)
         or (f"{getattr(selector, '__module__', '?')}:{getattr(selector, '__qualname__', '?')}")
     )
+    if not isinstance(chosen, str) or not _GIVEN_NAME.match(chosen):
+        raise ConfigError(
+            f"selector {chosen!r} has no name a later report could know it by: expected letters,"
+            " digits, '_', '.', '-' or ':' (no spaces, commas or '<'); define the function at the"
+            " top level of a module, or name it: register_selector(fn, name='my_selector')"
+        )
     if chosen in BUILTIN:
         raise ConfigError(f"selector {chosen!r}: a built-in selector has that name")
-    made = _as_selector(selector, chosen)
-    if getattr(made, "name", chosen) != chosen:
-        made = _Renamed(made, chosen)
-    _GIVEN[chosen] = made
+    _GIVEN[chosen] = _adapt(selector, chosen)
     return chosen
 
 
-@dataclass
-class _Renamed:
-    """A selector known here by another name than its own."""
+_GIVEN_NAME = re.compile(r"^[A-Za-z_][\w.:-]*$")
+"""A name a selector may be given (it goes into config.json, report.json and file names)."""
 
-    inner: Any
-    name: str
 
-    def __getattr__(self, attr: str) -> Any:
-        return getattr(self.inner, attr)
+def _adapt(found: Any, name: str) -> Selector:
+    """A selector not built in, checked (:mod:`.given`, loaded by its path as every selector is)."""
+    made: Selector = importlib.import_module(_CHECKED).adapt(found, name)
+    return made
+
+
+_CHECKED = "agentic_rubrics.rank.selectors.given"
 
 
 def _import_path(name: str) -> Selector:
@@ -241,11 +222,18 @@ def _import_path(name: str) -> Selector:
         raise ConfigError(
             f"selector {name!r}: cannot import it ({type(exc).__name__}: {exc}); a selector given"
             " as module:attribute is looked up on sys.path and in the current directory"
+            + (_MAIN if module == "__main__" else "")
         ) from exc
     finally:
         if added:
             sys.path.remove(cwd)
-    return _as_selector(found, name)
+    return _adapt(found, name)
+
+
+_MAIN = (
+    "; a name in __main__ was handed over by a script or notebook: hand the selector over again in"
+    " Python (report_folder(out, selectors=[fn, ...])), or choose others (report --selectors)"
+)
 
 
 def get_selector(name: str) -> Selector:
@@ -274,8 +262,10 @@ def get_selector(name: str) -> Selector:
                 f"selector {name!r}: cannot load {where}: {type(exc).__name__}: {exc}"
             ) from exc
         if getattr(selector, "name", None) != name:
-            raise ConfigError(f"selector {name!r}: {where} calls itself {selector.name!r}")
-        _LOADED[key] = selector
+            raise ConfigError(
+                f"selector {name!r}: {where} calls itself {getattr(selector, 'name', None)!r}"
+            )
+        _LOADED[key] = selector if name in BUILTIN else _adapt(selector, name)
     return _LOADED[key]
 
 
@@ -339,3 +329,9 @@ async def compute_features(given: FeatureInput, chosen: list[str]) -> dict[str, 
             owner[key] = name
         out.update(found)
     return out
+
+
+def handed_over(names: list[str]) -> dict[str, Any]:
+    """The selectors among ``names`` handed over in this process (:func:`register_selector`), as they
+    were given: what another process running the run's tasks (a Ray worker) must be handed too."""
+    return {n: getattr(_GIVEN[n], "inner", _GIVEN[n]) for n in names if n in _GIVEN}
