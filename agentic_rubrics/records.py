@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agentic_rubrics.runfolder.folder import safe_name
-from agentic_rubrics.runfolder.rows import PatchRow, ProgressRow, RubricStatus, Trajectory
+from agentic_rubrics.runfolder.rows import PatchRow, ProgressRow, RubricStatus, ScoreRow, Trajectory
 from agentic_rubrics.types import SCHEMA, Rubric, Verdict
 
 RUN_FOLDER_SCHEMA = SCHEMA
@@ -101,4 +101,5 @@ def run_folder_schema() -> dict[str, Any]:
         "rubric_status": RubricStatus.model_json_schema(by_alias=True),
         "patch_row": PatchRow.model_json_schema(by_alias=True),
         "trajectory": Trajectory.model_json_schema(by_alias=True),
+        "score_row": ScoreRow.model_json_schema(by_alias=True),
     }

@@ -235,6 +235,8 @@ def test_the_notebook_extra_installs_what_the_notebook_imports() -> None:
     core = {name(d) for d in meta["dependencies"]}
     extra = {name(d) for d in meta["optional-dependencies"]["notebook"]}
     assert {"jupyterlab", "ipykernel"} <= extra
+    # the page on the notebook says how to install it: the one extra
+    assert "pip install -e '.[notebook]'" in (ROOT / "docs" / "reports.md").read_text()
     beneath = {name(r) for e in extra for r in (_requires(requires, e) or [])}
     nb = json.loads((ROOT / "notebooks" / "rubric_utility_audit.ipynb").read_text())
     code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")

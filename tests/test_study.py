@@ -4,6 +4,7 @@ selector's values, paired comparisons between selectors, and selectors of a rese
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -320,3 +321,45 @@ def test_a_selector_the_run_was_handed_is_named_where_a_later_report_misses_it(
     assert CliRunner().invoke(
         app, ["report", "--out", str(study), "--selectors", "rubric", "-q"]
     ).exit_code in (0, 1)
+
+
+def test_the_selections_folder_must_be_the_run_folders_own(study: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.jsonl").write_text("{}\n")
+    shutil.rmtree(study / "selections")
+    (study / "selections").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(ar.DataError, match="selections: expected the run folder's own directory"):
+        report_folder(study)
+    assert (elsewhere / "keep.jsonl").read_text() == "{}\n"  # neither removed nor replaced
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["keep.jsonl"]
+    (study / "selections").unlink()
+    (study / "selections").write_text("not a folder")
+    done = CliRunner().invoke(app, ["report", "--out", str(study), "-q"])
+    assert done.exit_code == 2 and "found a file" in " ".join(done.output.split())
+    # a stale link in it goes, never what it points to
+    (study / "selections").unlink()
+    (study / "selections").mkdir()
+    (study / "selections" / "gone.jsonl").symlink_to(elsewhere / "keep.jsonl")
+    report_folder(study)
+    assert not (study / "selections" / "gone.jsonl").is_symlink()
+    assert (elsewhere / "keep.jsonl").read_text() == "{}\n"
+
+
+def test_scores_rows_are_typed_and_an_older_file_still_reads(study: Path) -> None:
+    from agentic_rubrics.records import run_folder_schema
+    from agentic_rubrics.runfolder.rows import ScoreRow
+
+    rows = _jsonl(study / "scores.jsonl")
+    assert [ScoreRow.model_validate(r).to_json() for r in rows] == rows
+    assert "rank_tier" in run_folder_schema()["score_row"]["properties"]
+    # a file written before labels and values were recorded: read with their defaults
+    old = [{k: v for k, v in r.items() if k not in ("resolved", "values")} for r in rows]
+    (study / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    got = ar.frames(study).scores
+    assert got["resolved"].isna().all() and all(v == {} for v in got["values"])
+    # a hand-edited row is named by its line and field
+    old[2]["rank_tier"] = "top"
+    (study / "scores.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old))
+    with pytest.raises(ar.DataError, match=r"scores.jsonl:3: rank_tier: Input should be a valid"):
+        ar.frames(study)

@@ -194,7 +194,7 @@ def write_report(
     atomic_write_text(folder.report_md, render_markdown(report, plots))
     atomic_write_text(
         folder.scores_path,
-        "".join(json.dumps(r, sort_keys=True) + "\n" for r in score_rows(results)),
+        "".join(json.dumps(r.to_json(), sort_keys=True) + "\n" for r in score_rows(results)),
     )
     write_selections(folder, report, results)
     return report

@@ -5,8 +5,10 @@
   same for both (the report's resamples, so every interval of one report is paired), and the tasks
   where A's expected pick is better or worse. A difference whose interval holds 0 is not evidence.
 - **Share of the random→oracle gap closed** at K: ``(Best@K - Random@K) / (Oracle Pass@K -
-  Random@K)`` over the tasks (means first), with a bootstrap interval of that ratio; undefined
-  (``None``) where the oracle is no better than random (every pool all-resolved or all-unresolved).
+  Random@K)`` over the tasks (means first), with a bootstrap interval of that ratio over the same
+  resamples (those where the oracle is no better than random dropped); undefined (``None``) where the
+  oracle is no better than random (every pool all-resolved or all-unresolved; always at K = 1, where
+  Best@1 is a random pick for every selector and every difference is 0).
   It compares selectors across generators of different strength: 0 is random, 1 the oracle.
 
 Each selector is compared with the primary one and with ``self_consistency`` (when the report has it),
@@ -113,7 +115,8 @@ def comparison_lines(comparisons: Comparisons | None) -> list[str]:
         "",
         "Best@K of each selector minus another's on the same tasks, with a 95% paired bootstrap"
         " interval over tasks (tasks where its expected pick is better / worse); an interval that"
-        " holds 0 is not evidence of a difference.",
+        " holds 0 is not evidence of a difference. At K = 1 the one candidate drawn is a random"
+        " pick whatever the selector: 0 there.",
         "",
         "| selector | against | " + " | ".join(f"K = {k}" for k in ks) + " |",
         "|---|---|" + "---|" * len(ks),
@@ -126,7 +129,8 @@ def comparison_lines(comparisons: Comparisons | None) -> list[str]:
         "",
         "Share of the random→oracle gap closed, (Best@K − Random@K) / (Oracle Pass@K − Random@K):"
         " 0 is a random pick, 1 the oracle; it compares selectors across generators of different"
-        " strength.",
+        " strength. n/a: the oracle is no better than random on these tasks (every pool all"
+        " resolved or all unresolved; always at K = 1).",
         "",
         "| selector | " + " | ".join(f"K = {k}" for k in ks) + " |",
         "|---|" + "---|" * len(ks),

@@ -14,6 +14,7 @@ from typing import Any
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.report import Report
+from agentic_rubrics.runfolder.rows import ScoreRow, read_row
 
 
 @dataclass
@@ -23,7 +24,8 @@ class Frames:
     tasks: Any
     """One row per task: report.json's task summaries."""
     scores: Any
-    """One row per candidate: scores.jsonl (S, coverage, decision, label, each selector's value)."""
+    """One row per candidate: scores.jsonl (S, coverage, decision, label, each selector's value),
+    each row validated (a hand-edited one names its line and field)."""
     verdicts: Any
     """One row per verdict: verdicts.jsonl."""
     selectors: Any
@@ -44,7 +46,12 @@ def frames(run: Path | RunFolder) -> Frames:
     folder = run if isinstance(run, RunFolder) else RunFolder(Path(run))
     report = Report.model_validate(json.loads(folder.report_json.read_text(encoding="utf-8")))
     tasks = pd.DataFrame([t.model_dump(mode="json") for t in report.tasks])
-    scores = pd.DataFrame([row for _, row in read_jsonl(folder.scores_path)])
+    scores = pd.DataFrame(
+        [
+            read_row(ScoreRow, row, f"{folder.scores_path}:{line}").model_dump(by_alias=True)
+            for line, row in read_jsonl(folder.scores_path)
+        ]
+    )
     verdicts = pd.DataFrame(folder.verdict_rows())
     selectors = pd.DataFrame(
         [

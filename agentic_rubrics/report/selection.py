@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentic_rubrics.datasets.inputs import scored_patches
@@ -78,25 +79,38 @@ def write_selections(folder: RunFolder, report: Report, results: list[TaskResult
     removed: the folder holds the picks of one report.
 
     Raises:
-        DataError: the run folder does not hold the patch a pick was scored on.
+        DataError: the run folder does not hold the patch a pick was scored on; ``selections`` is
+            not a directory of its own.
     """
     primary = report.primary_selector
+    where = _selections_dir(folder)
+    names = {f"{safe_name(name)}.jsonl": name for name in report.selectors}
     patches = scored_patches(folder)
     picks = {t.instance_id: t.picks[t.selected_by or primary].candidate_id for t in results}
     atomic_write_text(folder.selections_path, _lines(folder, results, picks, primary, patches))
-    where = folder.root / SELECTIONS_DIR
-    where.mkdir(exist_ok=True)
-    names = {f"{safe_name(name)}.jsonl": name for name in report.selectors}
     for name_file, name in names.items():
         own = {t.instance_id: t.picks[name].candidate_id for t in results}
         atomic_write_text(where / name_file, _lines(folder, results, own, name, patches))
     for stale in where.glob("*.jsonl"):
-        if stale.name not in names:
-            stale.unlink()
+        if stale.name not in names and (stale.is_file() or stale.is_symlink()):
+            stale.unlink()  # a link goes, never what it points to
 
 
 SELECTIONS_DIR = "selections"
 """``selections/<selector>.jsonl`` beside the primary selections.jsonl (names as file names)."""
+
+
+def _selections_dir(folder: RunFolder) -> Path:
+    """The folder of every selector's picks, made if absent; a link or a file in its place is refused
+    (the report replaces and removes ``*.jsonl`` files there: never in a folder a link points to)."""
+    where = folder.root / SELECTIONS_DIR
+    if where.is_symlink() or (where.exists() and not where.is_dir()):
+        raise DataError(
+            f"{where}: expected the run folder's own directory of every selector's picks, found a"
+            f" {'link' if where.is_symlink() else 'file'}; move it away and report again"
+        )
+    where.mkdir(exist_ok=True)
+    return where
 
 
 def _lines(

@@ -21,7 +21,9 @@ Row = TypeVar("Row", bound=BaseModel)
 RubricOutcome = Literal["ok", "failed"]
 
 
-class _Row(BaseModel):
+class RowBase(BaseModel):
+    """What every run-folder row shares: frozen, no unknown key, written with the keys that were set."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     def to_json(self) -> dict[str, Any]:
@@ -54,7 +56,7 @@ class Grounding(BaseModel):
         return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
-class RubricStatus(_Row):
+class RubricStatus(RowBase):
     """``rubrics/<id>/status.json``: how a task's rubric came to be (written after the rubric: its
     presence marks the task explored)."""
 
@@ -96,7 +98,7 @@ class RubricStatus(_Row):
     """Wall time spent obtaining it."""
 
 
-class RubricSummary(_Row):
+class RubricSummary(RowBase):
     """The rubric part of a progress row."""
 
     status: RubricOutcome
@@ -119,7 +121,7 @@ class RubricSummary(_Row):
     """A failed model explorer: the validator's last error on its file (redacted)."""
 
 
-class CandidateInput(_Row):
+class CandidateInput(RowBase):
     """One candidate as a progress row records it: hashes and the label, never the patch."""
 
     id: str
@@ -138,7 +140,7 @@ PhaseCost = dict[str, int | float]
 """A phase's counts: ``calls``, ``usd``, ``prompt_tokens``, ``completion_tokens``, ``cached_calls`` ..."""
 
 
-class ProgressRow(_Row):
+class ProgressRow(RowBase):
     """A row of ``progress.jsonl``: the task is finished; its verdict and patch rows are committed."""
 
     schema_: str = Field(default=SCHEMA, alias="schema")
@@ -189,7 +191,7 @@ class ProgressRow(_Row):
         raise KeyError(candidate_id)
 
 
-class PatchRow(_Row):
+class PatchRow(RowBase):
     """A row of ``patches.jsonl``: one candidate's exact patch as it was scored (selections are
     written from it)."""
 
@@ -205,7 +207,7 @@ class PatchRow(_Row):
     """The patch."""
 
 
-class Step(_Row):
+class Step(RowBase):
     """One step of an exploration trajectory; which keys are present depends on the explorer."""
 
     tool: str | None = None
@@ -255,7 +257,7 @@ class Step(_Row):
     """The first 2,000 characters of it (redacted)."""
 
 
-class Trajectory(_Row):
+class Trajectory(RowBase):
     """``trajectories/<id>.json``: what the explorer did for one task (redacted; never read by judges)."""
 
     schema_: str = Field(default=SCHEMA, alias="schema")
@@ -355,33 +357,42 @@ class RecordedConfig(BaseModel):
     """What the report reads of the configuration."""
 
 
-class SpendRow(_Row):
-    """One line of ``spend.jsonl``: a request ``sent``, then ``answered`` or ``failed`` (a ``sent`` row
-    that never ended is a request in flight when its process died)."""
+class ScoreRow(RowBase):
+    """A row of ``scores.jsonl``: one candidate as the report scored and ranked it (keys added later
+    have defaults: an older file still reads)."""
 
     schema_: str = Field(default=SCHEMA, alias="schema")
-    """The run folder's version (rows written before it was recorded have none: this one)."""
-    event: Literal["sent", "answered", "failed"]
-    """What happened to the request."""
-    call: str
-    """The request's id, shared by its rows."""
-    model: str | None = None
-    """``sent``: the model asked."""
-    phase: str | None = None
-    """``sent``: explore, judge, classifier …"""
-    instance_id: str | None = None
-    """``sent``: the task."""
-    prompt_tokens: int | None = None
-    """``answered``: input tokens (0 where the provider reported none usable)."""
-    completion_tokens: int | None = None
-    """``answered``: output tokens."""
-    usd: float | None = None
-    """``answered``: measured dollars (``None``: unknown)."""
-    estimated_usd: float | None = None
-    """``answered`` with an unknown cost: what the budget was charged."""
-    reported: bool | None = None
-    """``answered``: ``False`` when the provider gave no usable token counts."""
-    failure: str | None = None
-    """``failed``: the failure's kind."""
-    status: int | None = None
-    """``failed``: the provider's HTTP status, if any."""
+    """The run folder's version."""
+    instance_id: str
+    """The task."""
+    candidate_id: str
+    """The candidate."""
+    rubric_hash: str | None
+    """The rubric's content hash (``None``: the task has no rubric)."""
+    judge: str
+    """The judge that gave the verdicts."""
+    score: float | None
+    """S over the items with a verdict (``None``: no verdict, no rubric, or an empty patch)."""
+    axis_scores: dict[str, float | None]
+    """S per axis."""
+    coverage_weight: float | None
+    """Share of the rubric's weight with a verdict."""
+    coverage_items: float | None
+    """Share of its items with a verdict."""
+    missing: dict[str, int]
+    """Missing verdicts by reason."""
+    decision: str
+    """``accept``, ``review``, ``reject`` or ``inconclusive``."""
+    reasons: list[str]
+    """The decision's reason codes."""
+    rank_tier: int = Field(ge=0, le=4)
+    """The rubric's tier: 0 empty patch, 1 no verdict, 2 failed gate, 3 inconclusive, 4 scored; its
+    ranking value is ``2 * rank_tier + S`` (S as 0 when absent): tier first, then S within it."""
+    resolved: bool | None = None
+    """The candidate's label (``None``: unlabelled)."""
+    ranking: dict[str, float | None] = Field(default_factory=dict)
+    """Each selector's ranking value (higher is better, ``None`` lowest): what picks and Best@K use."""
+    values: dict[str, float | None] = Field(default_factory=dict)
+    """Each selector's value ROC-AUC and PR-AUC rest on (``rubric``: S itself, not its tiered rank)."""
+    selected_by: list[str] = Field(default_factory=list)
+    """The selectors that picked this candidate."""
