@@ -674,3 +674,51 @@ def test_an_export_over_its_size_bound_is_refused_before_anything_is_written(
     assert not trees.exists() or not any(p.is_file() for p in trees.rglob("*"))
     roomy = RepoCache(tmp_path / "cache", file_template(tmp_path), durable=False)
     assert (roomy.checkout("acme/widget", sha).path / "README.md").read_text() == "# w\n"
+
+
+def make_tree_bomb(path: Path, fanout: int, depth: int) -> str:
+    """A repository whose one commit holds ``fanout ** (depth + 1)`` empty files in ``depth`` levels
+    of folders: git stores each level's tree once, so the objects take a few kilobytes."""
+    path.mkdir(parents=True)
+    git(path, "init", "-q", "-b", "main")
+    empty = git_in(path, "hash-object", "-w", "--stdin", input_text="").strip()
+    tree = git_in(
+        path, "mktree", input_text="".join(f"100644 blob {empty}\tf{i}\n" for i in range(fanout))
+    ).strip()
+    for _ in range(depth):
+        rows = "".join(f"040000 tree {tree}\td{i}\n" for i in range(fanout))
+        tree = git_in(path, "mktree", input_text=rows).strip()
+    sha = git_in(path, "commit-tree", "-m", "bomb", tree, input_text="").strip()
+    git(path, "update-ref", "refs/heads/main", sha)
+    return sha
+
+
+def test_an_export_with_too_many_entries_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    """Empty files weigh nothing in bytes but an inode each: 16 x 16 x 16 of them, 1,000 allowed."""
+    sha = make_tree_bomb(tmp_path / "srv" / "acme__widget", fanout=16, depth=2)
+    cache = RepoCache(tmp_path / "cache", file_template(tmp_path), durable=False, max_files=1000)
+    with pytest.raises(RepoError) as err:
+        cache.checkout("acme/widget", sha)
+    assert err.value.reason == "export_too_large"
+    assert "over 1,000 entries" in str(err.value) and "repos.max_files" in str(err.value)
+    trees = tmp_path / "cache" / "trees"
+    assert not trees.exists() or not any(trees.rglob("*/*"))
+    roomy = RepoCache(tmp_path / "cache", file_template(tmp_path), durable=False)
+    assert len(list(roomy.checkout("acme/widget", sha).path.rglob("f*"))) == 16**3
+
+
+def test_a_tree_bomb_is_refused_at_once_with_the_default_bounds(tmp_path: Path) -> None:
+    """16.7 million empty files in 7 objects: the listing is read as it streams and stopped at the
+    first entry past the bound, never listed whole (nor exported until the disk runs out of inodes)."""
+    sha = make_tree_bomb(tmp_path / "srv" / "acme__widget", fanout=16, depth=5)
+    cache = RepoCache(tmp_path / "cache", file_template(tmp_path), durable=False, git_timeout=30)
+    start = time.monotonic()
+    with pytest.raises(RepoError) as err:
+        cache.checkout("acme/widget", sha)
+    assert err.value.reason == "export_too_large", err.value
+    assert "over 200,000 entries" in str(err.value)
+    assert time.monotonic() - start < 20
+    trees = tmp_path / "cache" / "trees"
+    assert not trees.exists() or not any(trees.rglob("*/*"))

@@ -24,7 +24,7 @@ from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
-from tests.test_repos import make_upstream
+from tests.test_repos import make_tree_bomb, make_upstream
 
 CORE = '''"""Totals."""
 
@@ -189,6 +189,25 @@ def test_a_commit_the_upstream_lacks_fails_that_rubric_naming_repo_commit_and_ur
     assert report is not None
     logged = caplog.text
     assert "acme/widget" in logged and missing in logged and "file://" in logged
+
+
+def test_a_repository_over_the_export_bounds_fails_that_rubric_until_the_bound_is_raised(
+    tmp_path: Path,
+) -> None:
+    sha = make_tree_bomb(tmp_path / "srv" / "acme__widget", fanout=8, depth=2)  # 512 files
+    tasks = write_tasks(tmp_path / "tasks.jsonl", sha)
+    config = settings(tmp_path)
+    config["repos"]["max_files"] = 100
+    report = run(tasks, tmp_path / "out", load_config(None, config))
+    assert report is not None and report["rubrics"]["failed"] == {
+        "no_repository:export_too_large": 1
+    }
+    st = status(tmp_path / "out")
+    assert (st["status"], st["reason"]) == ("failed", "no_repository:export_too_large")
+    config["repos"]["max_files"] = 1000  # not hashed: the resumed run retries the repository
+    again = run(tasks, tmp_path / "out", load_config(None, config))
+    assert again is not None and again["rubrics"]["failed"] == {}
+    assert status(tmp_path / "out")["status"] == "ok"
 
 
 def test_credentials_in_the_url_template_are_never_written(tmp_path: Path) -> None:

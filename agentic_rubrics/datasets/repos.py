@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentic_rubrics.datasets.repos_bounds import ExportBounds
 from agentic_rubrics.datasets.repos_config import (
     DEFAULT_URL_TEMPLATE,
     RepoConfig,
@@ -52,7 +53,6 @@ from agentic_rubrics.datasets.repos_git import (
     redact_url,
 )
 from agentic_rubrics.datasets.repos_store import (
-    ExportBounds,
     Fetch,
     Job,
     clean_stale,
@@ -120,6 +120,7 @@ class RepoCache:
         durable: bool = True,
         max_file_mib: int = 100,
         max_tree_mib: int = 2048,
+        max_files: int = 200_000,
     ) -> None:
         self.root = Path(root) if root is not None else default_cache_dir()
         self.template = UrlTemplate(url_template)
@@ -128,7 +129,7 @@ class RepoCache:
         self.lock_timeout = lock_timeout
         self.full_fetch_fallback = full_fetch_fallback
         self.durable = durable
-        self.bounds = ExportBounds(max_file_mib << 20, max_tree_mib << 20)
+        self.bounds = ExportBounds(max_file_mib << 20, max_tree_mib << 20, max_files)
         self.git = Git(timeout=git_timeout)
 
     @classmethod
@@ -150,6 +151,7 @@ class RepoCache:
             durable=config.durable,
             max_file_mib=config.max_file_mib,
             max_tree_mib=config.max_tree_mib,
+            max_files=config.max_files,
         )
 
     def url(self, repo: str) -> str:

@@ -61,6 +61,10 @@ class RepoConfig(BaseModel):
     max_tree_mib: int = Field(2048, ge=1)
     """An exported tree larger than this in all is refused the same way (SWE-bench's trees: under
     50 MiB; sympy's largest 40)."""
+    max_files: int = Field(200_000, ge=1)
+    """An exported tree with more entries (files, links and folders) is refused the same way: git
+    stores a folder once however often it recurs, so a few kilobytes can hold millions of empty
+    files (SWE-bench's trees: at most 4,071 entries, pylint's)."""
 
     @field_serializer("url_template")
     def _public_template(self, value: str | None, info: SerializationInfo) -> str | None:

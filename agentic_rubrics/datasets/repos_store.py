@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
+from agentic_rubrics.datasets.repos_bounds import ExportBounds, StreamBound, listed_over
 from agentic_rubrics.datasets.repos_git import Git, GitResult, kill_group, redact_url, scrub
 from agentic_rubrics.exceptions import RepoError
 
@@ -157,46 +158,6 @@ def _update_ref(git: Git, bare: Path, job: Job) -> None:
         raise job.error("cannot record the commit in the cache", "fetch_failed", result)
 
 
-@dataclass(frozen=True)
-class ExportBounds:
-    """The largest file and the largest tree an export may write, in bytes."""
-
-    max_file: int = 100 << 20
-    max_tree: int = 2048 << 20
-
-
-def check_size(git: Git, bare: Path, job: Job, bounds: ExportBounds) -> None:
-    """Refuse a commit whose tree is over ``bounds``, from git's object sizes, before writing a byte.
-
-    Raises:
-        RepoError: ``export_too_large`` naming the file (or the total) and the bound.
-    """
-    listed = git.run(["ls-tree", "-r", "-l", "-z", "--full-tree", job.commit], git_dir=bare)
-    if not listed.ok:
-        raise job.error("cannot list the tree", "export_failed", listed)
-    total = 0
-    for entry in listed.stdout.split("\0"):
-        meta, _, path = entry.partition("\t")
-        fields = meta.split()
-        if len(fields) != 4 or not fields[3].isdigit():
-            continue  # a submodule's commit or a blank: no size
-        size = int(fields[3])
-        total += size
-        if size > bounds.max_file:
-            raise _too_large(job, f"{path!r} is {size:,} bytes", bounds.max_file, "max_file_mib")
-        if total > bounds.max_tree:
-            raise _too_large(
-                job, f"the tree is over {total:,} bytes", bounds.max_tree, "max_tree_mib"
-            )
-
-
-def _too_large(job: Job, what: str, bound: int, field: str) -> RepoError:
-    return job.error(
-        f"{what}, over the export bound of {bound >> 20} MiB (repos.{field}); nothing was written",
-        "export_too_large",
-    )
-
-
 def export_tree(
     git: Git,
     bare: Path,
@@ -215,7 +176,11 @@ def export_tree(
     if not hasattr(tarfile, "data_filter"):
         raise job.error("exporting a tree safely needs Python 3.11.4 or later", "export_failed")
     bounds = bounds or ExportBounds()
-    check_size(git, bare, job, bounds)
+    over, listed = listed_over(git, bare, job.commit, bounds, timeout=timeout)
+    if over is not None:
+        raise job.error(over.message(), "export_too_large")
+    if not listed.ok:
+        raise job.error("cannot list the tree", "export_failed", listed)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{job.commit}-", dir=final.parent))
     skipped: list[str] = []
@@ -260,11 +225,9 @@ def _extract(
     tar_error: tarfile.TarError | None = None
     try:
         try:
-            written = [0]
+            bound = StreamBound(bounds)
             with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
-                tar.extractall(
-                    tmp, filter=lambda m, d: _bounded(_member(m, d, skipped), bounds, written)
-                )
+                tar.extractall(tmp, filter=lambda m, d: bound(_member(m, d, skipped)))
         except tarfile.TarError as exc:
             tar_error = exc
         proc.stdout.close()  # if extraction stopped early, git ends on a broken pipe
@@ -283,18 +246,6 @@ def _extract(
         raise job.error("git archive failed", "export_failed", result)
     if tar_error is not None:
         raise tar_error
-
-
-def _bounded(
-    member: tarfile.TarInfo | None, bounds: ExportBounds, written: list[int]
-) -> tarfile.TarInfo | None:
-    """The archive's members within the bounds as they stream (git's sizes were checked first: this
-    holds should the archive say otherwise)."""
-    if member is not None and member.isfile():
-        written[0] += member.size
-        if member.size > bounds.max_file or written[0] > bounds.max_tree:
-            raise tarfile.TarError(f"{member.name!r} takes the export over its size bound")
-    return member
 
 
 def _member(member: tarfile.TarInfo, dest: str, skipped: list[str]) -> tarfile.TarInfo | None:
