@@ -226,3 +226,15 @@ def test_the_memory_limit_is_configurable(tmp_path: Path) -> None:
             return result.output
 
     assert "MemoryError" in asyncio.run(go())
+
+
+def test_thread_pools_are_held_to_four_threads_so_numpy_fits_the_memory_limit(
+    sandbox: BubblewrapSandbox,
+) -> None:
+    """OpenBLAS starts a thread per core, each with 40 MiB of address space: on 64 cores `import
+    numpy` took 2.6 GiB and failed under the 2 GiB limit ("OpenBLAS error: Memory allocation still
+    failed"); with four threads a pool it takes 220 MiB. The command may still ask for more."""
+    result = _run(sandbox, 'echo "$OPENBLAS_NUM_THREADS $OMP_NUM_THREADS $MKL_NUM_THREADS"')
+    assert result.output.split() == ["4", "4", "4"], result.output
+    mine = _run(sandbox, "OMP_NUM_THREADS=2 bash -c 'echo $OMP_NUM_THREADS'")
+    assert mine.output.strip() == "2"

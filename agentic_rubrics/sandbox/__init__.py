@@ -62,10 +62,14 @@ class _Limits(SandboxSpec):
     max_processes: int = Field(default=256, ge=8)
     """Processes and threads one command may have at once (a fork bomb stops there)."""
     max_memory_mib: Annotated[int, SPEED] = Field(default=2048, ge=64)
-    """MiB of address space each process of a command may have (``ulimit -v``: virtual memory, so a
-    program that reserves much more than it uses — a JVM — needs more); an allocation past it fails.
-    Not hashed (like a timeout, it changes only what a runaway command gets): earlier run folders
-    resume under it."""
+    """MiB of address space each process of a command may have (``ulimit -v``); an allocation past it
+    fails. Address space, not memory used; with 64 cores reported: numpy 220 MiB, scikit-learn 560 MiB
+    (their thread pools held to four threads, ``bwrap.POOL_THREADS``: else 2.6 and 5.2 GiB), git grep
+    over sympy 1.5 GiB (64 threads), node 711 MiB; a JVM reserves a quarter of the machine's memory
+    plus 1 GiB of class space: ``java`` needs 4096 here (24 GiB machine), or ``-Xmx512m
+    -XX:CompressedClassSpaceSize=128m``. Per process: a command may hold up to ``max_processes``
+    times it. Not hashed (like a timeout, it changes only what a runaway command gets): earlier run
+    folders resume under it."""
 
 
 class BubblewrapConfig(_Limits):

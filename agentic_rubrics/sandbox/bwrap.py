@@ -45,6 +45,11 @@ SANDBOX_UID = 1000
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc")
 _SHM_BYTES = 64 << 20
 MIB = 1 << 20
+# Numerical libraries start a pool of one thread per core, each with its own stack and buffer:
+# `import numpy` (OpenBLAS, 40 MiB of address space a thread) takes 140 MiB on 2 cores and 2.6 GiB on
+# 64, past the memory limit, and scipy or scikit-learn load a second pool (5.2 GiB, 127 threads). With
+# four threads a pool: 220 MiB for numpy, 560 MiB for scikit-learn, whatever the machine.
+POOL_THREADS = {"OPENBLAS_NUM_THREADS": "4", "OMP_NUM_THREADS": "4", "MKL_NUM_THREADS": "4"}
 
 # runs as the command's first process: the limits first (they cannot be raised again: raising a hard
 # limit needs a capability the sandbox does not have), then the model's command
@@ -67,7 +72,7 @@ def bwrap_argv(
 ) -> list[str]:
     """The bubblewrap command line (the wrapper's arguments follow: process limit, memory, command);
     ``read_only``: more host folders, each bound read-only at its path inside (a test's staging)."""
-    env = clean_env(Path(HOME))
+    env = {**clean_env(Path(HOME)), **POOL_THREADS}
     argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user"]
     argv += ["--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     argv += ["--cap-drop", "ALL", "--hostname", "sandbox", *_mounts()]
@@ -148,7 +153,9 @@ class BubblewrapSandbox(WorkspaceCopy):
         max_tmp_bytes: the size of each command's private ``/tmp``.
         max_processes: processes (and threads) one command may have at once.
         max_memory_bytes: address space of each of its processes (``ulimit -v``): an allocation past
-            it fails (``MemoryError``, ``malloc`` returning NULL), the machine's memory is never at stake.
+            it fails (``MemoryError``, ``malloc`` returning NULL). A command's total is at most
+            ``max_processes`` times this (only a cgroup bounds a sum, and creating one needs a
+            privilege the library does not assume).
         read_only: host folders bound read-only inside, by their path inside (they must be readable
             by the sandbox's host user).
     """
