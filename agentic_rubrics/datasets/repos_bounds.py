@@ -44,9 +44,10 @@ class Over(NamedTuple):
     def message(self) -> str:
         if not self.field:
             return f"{self.what}; nothing was written"
-        unit = "" if self.field == "max_files" else " MiB"
+        if self.field == "max_files":
+            return f"{self.what}, the export's bound (repos.max_files); nothing was written"
         return (
-            f"{self.what}, over the export bound of {self.bound:,}{unit} (repos.{self.field});"
+            f"{self.what}, over the export bound of {self.bound:,} MiB (repos.{self.field});"
             " nothing was written"
         )
 
@@ -72,7 +73,9 @@ class _Tally:
             )
         if self.entries > bounds.max_files:
             return Over(
-                f"the tree has over {bounds.max_files:,} entries", bounds.max_files, "max_files"
+                f"the tree has over {bounds.max_files:,} entries (files, links and folders)",
+                bounds.max_files,
+                "max_files",
             )
         return None
 
