@@ -104,6 +104,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_bootstrap": "rank",
     "test_scoring": "rank",
     "test_selectors": "rank",
+    "test_fusion": "rank",
     "test_similarity": "rank",
     "test_content": "rank",
     "test_content_bench": "rank",

@@ -8,7 +8,7 @@ import sys
 
 import agentic_rubrics
 
-HEAVY = ("litellm", "swerex", "matplotlib", "sklearn")
+HEAVY = ("litellm", "swerex", "matplotlib", "sklearn", "scipy")
 
 PROBE = """
 import json, sys

@@ -101,7 +101,16 @@ def test_every_cli_command_in_the_readme_exists() -> None:
 def test_every_option_in_the_readme_exists() -> None:
     text = _all_docs()
     helps = ""
-    for command in ("run", "demo", "report", "calibrate", "import-swebench", "validate", "schema"):
+    for command in (
+        "run",
+        "demo",
+        "report",
+        "calibrate",
+        "fit",
+        "import-swebench",
+        "validate",
+        "schema",
+    ):
         result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
         helps += result.output
     documented = set(re.findall(r"`(--[a-z][a-z-]+)", text))

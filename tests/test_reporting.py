@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,64 @@ def test_calibration_needs_both_labels(tmp_path: Path) -> None:
     run(tasks, tmp_path / "r", RunConfig(bootstrap_resamples=0))
     with pytest.raises(DataError, match="needs resolved and unresolved"):
         calibrate(tmp_path / "r", tmp_path / "r", allow_overlap=True)
+
+
+@SHARES_HALVES
+def test_fit_writes_weights_with_their_evidence_and_fitted_uses_them(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    weights = tmp_path / "weights.json"
+    args = ["fit", str(halves[0]), str(halves[1]), "--out", str(weights), "--resamples", "200"]
+    out = CliRunner().invoke(app, args)
+    assert out.exit_code == 0, out.output
+    assert "held out (10 pools): Best@16" in out.output
+    # ten pools say little: the held-out interval holds 0, and the command says so
+    assert "WARNING: the fit does not beat self-consistency out of sample" in out.output
+    written = json.loads(weights.read_text())
+    fitted_on, evidence = written["fitted_on"], written["evidence"]
+    assert [r["run"] for r in fitted_on["runs"]] == [str(h) for h in halves]
+    assert (fitted_on["instances"], fitted_on["repositories"], fitted_on["candidates"]) == (
+        10,
+        10,
+        150,
+    )
+    assert fitted_on["library_version"] and "conditional logit" in fitted_on["method"]
+    assert len(written["fit_instance_sha256"]) == 10
+    for who in ("fitted", "self_consistency"):
+        assert set(evidence[who]) == {"best_at_16", "best_at_16_ci", "roc_auc", "roc_auc_ci"}
+        assert evidence[who]["best_at_16_ci"] and evidence[who]["roc_auc_ci"]
+    assert "outer folds by repository" in evidence["how"] and not evidence["beats_self_consistency"]
+    # ranking with them: a copy of one half (its five tasks were in the fit)
+    run0 = tmp_path / "run0"
+    shutil.copytree(halves[0], run0)
+    name = f"fitted:{weights}"
+    shown = CliRunner().invoke(app, ["report", "--out", str(run0), "--selectors", f"{name},random"])
+    assert shown.exit_code == 0, shown.output
+    report = json.loads((run0 / "report.json").read_text())
+    assert report["primary_selector"] == name
+    fit = report["fitted_weights"][name]
+    assert fit["run_instances_in_fit"] == 5 and fit["out_of_sample"]["pools"] == 10
+    assert any("in the fit of the" in w and name in w for w in report["problems"]["warnings"])
+
+
+@SHARES_HALVES
+def test_fit_refuses_too_few_instances_and_runs_without_a_resolved_candidate(
+    halves: tuple[Path, Path], tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    few = runner.invoke(app, ["fit", str(halves[0]), "--out", str(tmp_path / "w.json")])
+    assert few.exit_code == 2 and "5 labelled instance(s)" in few.output
+    assert "needs at least 10" in few.output and not (tmp_path / "w.json").exists()
+    record = json.loads(write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()[0])
+    for c in record["candidates"]:
+        c["resolved"] = False
+    tasks = tmp_path / "one.jsonl"
+    tasks.write_text(json.dumps(record) + "\n")
+    run(tasks, tmp_path / "r", RunConfig(bootstrap_resamples=0, plots=False))
+    none = runner.invoke(app, ["fit", str(tmp_path / "r"), "--out", str(tmp_path / "w.json")])
+    assert none.exit_code == 2 and "no resolved candidate among 15 labelled" in none.output
+    absent = runner.invoke(app, ["fit", str(tmp_path / "nowhere"), "--out", str(tmp_path / "w")])
+    assert absent.exit_code == 2 and "not a run folder" in absent.output
 
 
 def test_progress_counts_and_stays_quiet_off_a_terminal() -> None:

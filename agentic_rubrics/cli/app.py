@@ -15,6 +15,7 @@ import typer
 from agentic_rubrics.cli.exit import failed as _failed
 from agentic_rubrics.cli.exit import finish as _finish
 from agentic_rubrics.cli.exit import finish_problems as _finish_problems
+from agentic_rubrics.cli.fit import fit as _fit
 from agentic_rubrics.cli.options import RunOptions, with_run_options
 from agentic_rubrics.cli.swebench_import import pool_summary, runs
 
@@ -53,8 +54,7 @@ def validate(
         for p in lint_problems:
             typer.echo(str(p))
         warnings += len(lint_problems)
-        n = sum(1 for _ in rubric.items())
-        typer.echo(f"{path}: ok ({n} items, {len(lint_problems)} warnings)")
+        typer.echo(f"{path}: ok ({len(list(rubric.items()))} items, {len(lint_problems)} warnings)")
     typer.echo(f"{len(files)} file(s): {errors} error(s), {warnings} warning(s)")
     if errors or (strict and warnings):
         raise typer.Exit(1)
@@ -93,11 +93,9 @@ def _run_stages(stages: tuple[str, ...], tasks: Path, out: Path, opts: RunOption
     from agentic_rubrics.runfolder.tasks import load_tasks
 
     try:
-        cfg = load_config(opts.config, opts.overrides())
-        loaded = load_tasks(tasks)
-        with RunProgress(
-            len(loaded), title=" + ".join(s for s in stages if s != "report")
-        ) as progress:
+        cfg, loaded = load_config(opts.config, opts.overrides()), load_tasks(tasks)
+        title = " + ".join(s for s in stages if s != "report")
+        with RunProgress(len(loaded), title=title) as progress:
             report = run(
                 tasks,
                 out,
@@ -356,6 +354,7 @@ def _demo(
 
 
 app.command("demo")(with_run_options(_demo, ["out"]))
+app.command("fit")(_fit)
 
 
 def main() -> None:

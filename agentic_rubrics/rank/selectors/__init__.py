@@ -166,6 +166,31 @@ _GIVEN: dict[str, Selector] = {}
 """Selectors handed over in this process (:func:`register_selector`), by name."""
 _PATH = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 """A selector named by where it lives: ``module:attribute``, found on ``sys.path``."""
+FUSION_PREFIXES = ("fusion", "fusion-minmax", "rrf", "fitted")
+"""Name prefixes of fusions (:mod:`agentic_rubrics.rank.selectors.fusion`): ``fusion:a*2+b``,
+``fusion-minmax:...``, ``rrf:a+b``, ``fitted:weights.json``; they come before ``module:attribute``."""
+_FUSION = "agentic_rubrics.rank.selectors.fusion"
+
+
+def is_fusion_name(name: str) -> bool:
+    """Whether a selector name is a fusion's (see :data:`FUSION_PREFIXES`)."""
+    prefix, sep, _ = name.partition(":")
+    return bool(sep) and prefix in FUSION_PREFIXES
+
+
+def _fusion(name: str) -> Selector:
+    """A fusion named by its signals, or read from a weights file (once per file version)."""
+    key = name
+    if name.startswith("fitted:"):
+        try:
+            st = Path(name.removeprefix("fitted:")).stat()
+        except OSError as exc:
+            raise ConfigError(f"selector {name!r}: cannot read the weights file ({exc})") from exc
+        key = f"{name}@{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+    if key not in _LOADED:
+        made: Selector = importlib.import_module(_FUSION).fusion_selector(name)
+        _LOADED[key] = made
+    return _LOADED[key]
 
 
 def register_selector(selector: Any, name: str | None = None) -> str:
@@ -241,6 +266,8 @@ def get_selector(name: str) -> Selector:
     named by its place (``module:attribute``); unknown names list the known ones."""
     if name in _GIVEN:
         return _GIVEN[name]
+    if is_fusion_name(name):
+        return _fusion(name)
     where = registry().get(name)
     if where is None:
         if _PATH.match(name):
@@ -271,13 +298,13 @@ def get_selector(name: str) -> Selector:
 
 def check_names(names: list[str]) -> None:
     """Refuse unknown, repeated or no selector names (a ``ValueError`` naming the known ones); a
-    ``module:attribute`` is accepted here and imported when used."""
+    ``module:attribute`` or a fusion is accepted here and loaded when used."""
     known = selector_names()
-    unknown = [s for s in names if s not in known and not _PATH.match(s)]
+    unknown = [s for s in names if s not in known and not _PATH.match(s) and not is_fusion_name(s)]
     if unknown or not names or len(set(names)) != len(names):
         raise ValueError(
-            f"selectors must be distinct names among {', '.join(known)}, or module:attribute"
-            f" of your own; got {names}"
+            f"selectors must be distinct names among {', '.join(known)}, a fusion (fusion:a*2+b,"
+            f" rrf:a+b, fitted:weights.json), or module:attribute of your own; got {names}"
         )
 
 
