@@ -25,6 +25,7 @@ from content_rerank import (
     rankings,
     slice_pools,
 )
+from default_ranking import default_ranking
 
 from agentic_rubrics.datasets.repos import RepoCache
 from agentic_rubrics.datasets.repos_config import RepoConfig
@@ -35,6 +36,7 @@ from agentic_rubrics.rank.offline import OFFLINE_FEATURES, offline_ranking
 Ranking = Callable[[Inst], dict[str, float | None]]
 
 MAIN = (
+    "default",
     "random",
     "self_consistency",
     "static_rubric",
@@ -104,7 +106,8 @@ def study(
     shipped = content_weights(every, fitted_on(slices))
     offline_refit = loro_models(insts, OFFLINE_FEATURES)
     extra = {"offline": lambda i: {c: offline_cv[i.instance_id].get(c) for c in i.labels}}
-    methods = rankings(insts, extra, single, shipped)
+    # ``default``: the library's no-model default as shipped (its selector, its shipped weights)
+    methods = {"default": default_ranking, **rankings(insts, extra, single, shipped)}
     out: dict[str, Any] = {
         "features": list(CONTENT_FEATURES),
         "shipped_weights": shipped,
@@ -129,10 +132,15 @@ def study(
                 "pool_size_mean": round(sum(len(p.labels) for p in pools) / len(pools), 2),
                 **by_subset(pools, sliced_methods, resamples),
                 "paired": {
-                    f"offline_content - {other}": paired(
-                        pools, sliced_methods["offline_content"], sliced_methods[other], resamples
+                    f"{one} - {other}": paired(
+                        pools, sliced_methods[one], sliced_methods[other], resamples
                     )
-                    for other in ("self_consistency", "offline", "offline_shipped")
+                    for one, other in (
+                        ("default", "self_consistency"),
+                        ("offline_content", "self_consistency"),
+                        ("offline_content", "offline"),
+                        ("offline_content", "offline_shipped"),
+                    )
                 },
             }
     return out

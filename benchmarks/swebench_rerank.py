@@ -21,7 +21,8 @@ two candidates, no deduplication, no cap per source. Methods (keys of results.js
 - ``offline_shipped``: the weights the library ships (fitted on all of this file: in-sample, shown only
   to check that they match the cross-validated ones).
 - with ``--content`` (needs ``--repo-url``): ``content`` in results.json (``content_rerank.py``):
-  ``best_system_prior``, ``offline_content`` (content features only, leave-one-repository-out), the
+  ``default`` (the library's no-model default as shipped: its selector and shipped weights,
+  ``default_ranking.py``), ``best_system_prior``, ``offline_content`` (content features only, leave-one-repository-out), the
   source-predictability table, single-generator slices, every method on the same instances with 95%
   intervals, instances with a repository apart from those without. Post-image rows are cached in
   ``WORK/content_rows.jsonl``; ``--resume`` reuses the run folders of an earlier run.

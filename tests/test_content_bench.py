@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -54,3 +55,69 @@ def test_function_agreement_is_recomputed_on_the_pool_it_is_given() -> None:
     post = {"a": {"applied": False, "new_error": False, "removes_used": False, "functions": []}}
     rows = pool_features({"a": ONE, "b": TWO}, {}, post)
     assert rows["a"]["not_applied"] == 1.0 and rows["b"]["not_applied"] == 0.0
+
+
+def _pool(n: int) -> Inst:
+    """An instance of two families' candidates (two each), labels and S in no simple relation."""
+    patches = {
+        f"{fam}{k}": ONE.replace("x + 1", f"x + {n + k + (3 if fam == 's' else 0)}")
+        for fam in "as"
+        for k in range(2)
+    }
+    sources = {
+        c: ("autocoderover-2024/acr-run-" if c[0] == "a" else "swe-agent-gpt4-2024/cost_2_") + c[1]
+        for c in patches
+    }
+    labels = {c: (n + k) % 3 == 0 for k, c in enumerate(patches)}
+    s = {c: 0.2 + 0.1 * ((n * 7 + k * 3) % 5) for k, c in enumerate(patches)}
+    inst = Inst(f"i{n}", f"o/r{n % 3}", labels, sources, patches, s, dict.fromkeys(patches), False)
+    inst.rank = dict(s)
+    return inst.compute()
+
+
+def test_the_study_reports_the_shipped_default_on_full_pools_and_every_slice() -> None:
+    from content_study import study
+    from default_ranking import DEFAULT
+
+    insts = [_pool(n) for n in range(6)]
+    problems = {i.instance_id: "f(x) returns x; it should return x + 1" for i in insts}
+    offline_cv = {i.instance_id: dict.fromkeys(i.labels, 0.0) for i in insts}
+    out = study(insts, problems, offline_cv, 0, lambda slices: {"pools": len(slices)})
+    full = out["full_pools"]["all"]
+    assert DEFAULT == "self_consistency" and full["default"] == full["self_consistency"]
+    for fam, entry in out["single_generator"].items():
+        assert entry["all"]["default"] == entry["all"]["self_consistency"], fam
+        assert entry["paired"]["default - self_consistency"]["mean"] == 0.0
+    assert set(out["single_generator"]) == {"autocoderover-2024", "swe-agent-gpt4-2024"}
+
+
+def _row(mean: float, low: float) -> dict[str, Any]:
+    return {"minus_self_consistency": {"mean": mean, "ci_familywise": [low, low + 0.1]}}
+
+
+def test_the_default_changes_only_above_zero_on_both_files_and_below_on_no_slice() -> None:
+    from choose_default import decide
+
+    table = {
+        "wins_lite_only": {"lite/full": _row(0.1, 0.02), "verified/full": _row(0.05, -0.01)},
+        "below_on_a_slice": {
+            "lite/full": _row(0.1, 0.03),
+            "verified/full": _row(0.1, 0.03),
+            "verified/tdad": _row(-0.01, -0.05),
+        },
+        "passes": {
+            "lite/full": _row(0.04, 0.01),
+            "verified/full": _row(0.04, 0.01),
+            "lite/acr": _row(0.0, 0.0),
+        },
+        "passes_better": {"lite/full": _row(0.1, 0.02), "verified/full": _row(0.1, 0.03)},
+    }
+    files = ["lite", "verified"]
+    found = decide(table, ["wins_lite_only", "below_on_a_slice"], files)
+    assert found["default"] == "self_consistency"
+    assert found["methods"]["below_on_a_slice"]["below_self_consistency_on_slices"] == [
+        "verified/tdad"
+    ]
+    assert not found["methods"]["wins_lite_only"]["interval_above_zero_on_both_files"]
+    # among those that pass, the one whose smaller lower bound is highest
+    assert decide(table, list(table), files)["default"] == "passes_better"

@@ -98,7 +98,9 @@ def test_fusion_names_are_parsed_and_bad_ones_refused_with_what_is_expected() ->
 def task(scores: dict[str, float | None], baselines: dict[str, Any]) -> Any:
     return SimpleNamespace(
         instance_id="t1",
-        scores={c: SimpleNamespace(score=s, rank_value=s) for c, s in scores.items()},
+        scores={
+            c: SimpleNamespace(score=s, rank_value=s, empty_patch=False) for c, s in scores.items()
+        },
         baselines=baselines,
     )
 
@@ -113,6 +115,8 @@ def test_a_fusion_selector_reads_other_selectors_values_and_names_a_missing_sign
     )
     fused = get_selector("fusion:self_consistency+rubric+content.new_error*-1").ranking(t)
     assert fused == pytest.approx({"a": (0 + 1 + 0) / 3, "b": (1 + 0 + 1) / 3, "c": 0.5 / 1})
+    t.scores["b"].empty_patch = True  # ranked last, whatever its signals
+    assert get_selector("fusion:self_consistency").ranking(t)["b"] is None
     with pytest.raises(DataError, match="needs the signal 'patch_classifier'"):
         get_selector("fusion:self_consistency+patch_classifier").ranking(t)
 

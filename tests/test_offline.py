@@ -230,7 +230,7 @@ def test_scores_do_not_depend_on_evaluation_fields_or_sources(tmp_path: Path) ->
     assert not any(
         "offline" in line for line in (tmp_path / "a" / "verdicts.jsonl").read_text().splitlines()
     )
-    assert a["primary_selector"] == "offline_content" and "offline" in a["selectors"]
+    assert a["primary_selector"] == "self_consistency" and "offline" in a["selectors"]
 
 
 def test_the_benchmark_cross_validates_and_writes_results(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,9 +21,10 @@ from typer.testing import CliRunner
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.datasets.bundled import load_examples, write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
-from agentic_rubrics.pipeline.runner import RunConfig, run
+from agentic_rubrics.pipeline.runner import RunConfig, report_folder, run
 from agentic_rubrics.rank.content import WEIGHTS_FILE
 from agentic_rubrics.rank.offline import shipped
+from agentic_rubrics.rank.rerank import selection_evidence
 from agentic_rubrics.runfolder.files import read_jsonl
 
 FAST = RunConfig(bootstrap_resamples=50, plots=False)  # plots: test_reporting.py
@@ -205,8 +207,11 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
         return out
 
     rubric_pools = pools(mine["value"])
-    sc = {
-        (iid, c): v
+    empty = {
+        (iid, c["id"]): c.get("empty", False) for iid in tasks for c in progress[iid]["candidates"]
+    }
+    sc = {  # an empty patch ranks last
+        (iid, c): None if empty[(iid, c)] else v
         for iid in tasks
         for c, v in progress[iid]["baselines"]["self_consistency"].items()
     }
@@ -257,29 +262,57 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
     # realised Best@1: the label of the patch actually written to selections.jsonl
     selections = rows(demo_run / "selections.jsonl")
     assert [s["instance_id"] for s in selections] == tasks
-    assert {s["model_name_or_path"] for s in selections} == {"agentic-rubrics/offline_content"}
+    assert {s["model_name_or_path"] for s in selections} == {"agentic-rubrics/self_consistency"}
     by_patch = {}
     for ex in load_examples():
         for c in ex.task.candidates:
             by_patch[(ex.task.instance_id, c.patch)] = c
     picked = [by_patch[(s["instance_id"], s["model_patch"])] for s in selections]
-    assert report["selectors"]["offline_content"]["realised_best_at_1"] == pytest.approx(
+    assert report["selectors"]["self_consistency"]["realised_best_at_1"] == pytest.approx(
         sum(bool(c.resolved) for c in picked) / len(tasks)
     )
-    # the pick is a top-ranked candidate
+    # the pick is a top-ranked candidate, never an empty patch
     for s, c in zip(selections, picked, strict=True):
         values = [
-            content[(s["instance_id"], x["id"])]
+            sc[(s["instance_id"], x["id"])]
             for x in progress[s["instance_id"]]["candidates"]
-            if content[(s["instance_id"], x["id"])] is not None
+            if sc[(s["instance_id"], x["id"])] is not None
         ]
-        assert content[(s["instance_id"], c.id)] == max(values)
+        assert sc[(s["instance_id"], c.id)] == max(values) and c.patch.strip()
     md = (demo_run / "report.md").read_text()
     assert (
-        "| K | tasks with ≥ K | offline_content | offline | rubric | self_consistency | random"
+        "| K | tasks with ≥ K | self_consistency | offline_content | offline | rubric | random"
         " | oracle Pass@K | Random@K |" in md
     )
     assert "Flakiness: n/a" in md and "PR-AUC (average precision)" in md
+
+
+@SHARES_DEMO_RUN
+def test_the_report_says_where_the_primary_selectors_weights_came_from(
+    demo_run: Path, tmp_path: Path
+) -> None:
+    evidence = selection_evidence()["selectors"]
+    weights = json.loads((demo_run / "report.json").read_text())["selection"]["weights"]
+    lite = evidence["self_consistency"]["lite"]
+    assert weights["source"] == "none" and weights["figures"] == evidence["self_consistency"]
+    said = weights["out_of_sample"]
+    assert f"Best@16 {100 * lite['best_at_16']:.1f}" in said and "choose_default.py" in said
+    assert "the no-model default: no other method passed the rule" in said
+    md = (demo_run / "report.md").read_text()
+    assert "Its weights: none, nothing is fitted" in md and said in md
+    # shipped weights: where they came from, and the held-out figures of their fit, said as such
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_run, copy)
+    for first, source in (("offline_content", "shipped"), ("random", "none")):
+        w = report_folder(copy, selectors=[first, "self_consistency"])["selection"]["weights"]
+        assert w["source"] == source and w["figures"] == evidence[first], first
+    assert "fitted on lite_candidates.jsonl.gz (200 instances)" in w_of(copy, "offline_content")
+    assert "not the shipped weights themselves" in w_of(copy, "offline_content", "out_of_sample")
+
+
+def w_of(folder: Path, first: str, key: str = "fitted_on") -> str:
+    """What the report says of the primary selector's weights, ``first`` leading."""
+    return str(report_folder(folder, selectors=[first, "random"])["selection"]["weights"][key])
 
 
 @SHARES_DEMO_RUN

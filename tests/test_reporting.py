@@ -183,6 +183,15 @@ def test_fit_writes_weights_with_their_evidence_and_fitted_uses_them(
     fit = report["fitted_weights"][name]
     assert fit["run_instances_in_fit"] == 5 and fit["out_of_sample"]["pools"] == 10
     assert any("in the fit of the" in w and name in w for w in report["problems"]["warnings"])
+    # the selector that wrote selections.jsonl: where its weights came from, and their evidence
+    said = report["selection"]["weights"]
+    assert (
+        said["source"] == "fitted"
+        and "fitted by `agentic-rubrics fit` on 10 instances of 2 run(s)" in said["fitted_on"]
+    )
+    assert said["out_of_sample"].startswith("nested cross-validation on its 10 pools: Best@16")
+    assert said["figures"] == evidence
+    assert f"Out of sample: {said['out_of_sample']}." in (run0 / "report.md").read_text()
 
 
 @SHARES_HALVES

@@ -207,7 +207,7 @@ def test_the_refusal_names_what_differs_and_what_report_can_take(tmp_path: Path)
     text = refused.output
     assert "Settings that change results differ:\n  explorer.max_turns: 30 -> 5" in text
     assert "applied without a rerun by `agentic-rubrics report --out" in text
-    assert "  seed: 0 -> 7" in text and "  selectors: ['offline_content'," in text
+    assert "  seed: 0 -> 7" in text and "  selectors: ['self_consistency'," in text
     # and report takes them, nothing rerun
     verdicts_before = (out / "verdicts.jsonl").read_text()
     done = runner.invoke(
@@ -308,7 +308,7 @@ def test_the_primary_selector_is_stated_and_falls_back_per_task(tmp_path: Path) 
         in md
     )
     assert "the next selector with one picked: offline_content in 1 task(s)" in md
-    # without a model the default primary is offline_content, and the report says so
+    # without a model the default primary is self_consistency, and the report says so
     plain = run(
         tasks,
         tmp_path / "plain",

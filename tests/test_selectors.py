@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.exceptions import ConfigError
+from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.pipeline.config import BASE_SELECTORS, RunConfig
 from agentic_rubrics.pipeline.runner import report_folder, run
+from agentic_rubrics.rank.agreement import line_agreement
+from agentic_rubrics.rank.rerank import select, selection_evidence
 from agentic_rubrics.rank.selectors import BUILTIN, get_selector, selector_names
 from agentic_rubrics.runfolder.files import read_jsonl
 
@@ -162,3 +166,34 @@ def test_a_selector_may_not_overwrite_another_ones_features(
     config = RunConfig(selectors=[*BASE_SELECTORS, "squatter"], bootstrap_resamples=0)
     with pytest.raises(ConfigError, match="'offline_features', already stored by 'offline'"):
         run(_two_tasks(tmp_path), tmp_path / "run", config)
+
+
+def test_the_no_model_default_is_the_one_chosen_out_of_sample() -> None:
+    """BASE_SELECTORS leads with what benchmarks/choose_default.py chose (its evidence file)."""
+    evidence = selection_evidence()
+    assert BASE_SELECTORS[0] == evidence["default"]
+    for name, entry in evidence["selectors"].items():
+        if name != "fit":  # the procedure of `agentic-rubrics fit`, not a selector
+            get_selector(name)
+        assert entry["lite"]["pools"] == 202 and entry["verified"]["pools"] == 137, name
+
+
+PATCH = """--- a/m.py
++++ b/m.py
+@@ -1 +1 @@
+-x = 1
++x = {}
+"""
+
+
+def test_self_consistency_never_lets_empty_patches_outvote_a_change() -> None:
+    patches = {"e1": "", "e2": "  \n", "e3": "", "a": PATCH.format(2), "b": PATCH.format(3)}
+    agreement, _ = line_agreement(patches)
+    assert agreement["e1"] > agreement["a"]  # empty patches agree fully with each other
+    scores = {c: SimpleNamespace(empty_patch=is_empty_patch(p)) for c, p in patches.items()}
+    task = SimpleNamespace(
+        instance_id="t", scores=scores, baselines={"self_consistency": agreement}
+    )
+    ranking = get_selector("self_consistency").ranking(task)  # type: ignore[arg-type]
+    assert ranking["e1"] is ranking["e2"] is None
+    assert select("t", ranking, "self_consistency").candidate_id in ("a", "b")

@@ -13,15 +13,22 @@ as uniform instead (see :func:`agentic_rubrics.rank.metrics.best_at_k`); the rep
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
 
+from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.types import CandidateScore, Selection
 
 Ranking = dict[str, float | None]
 
-BASE_SELECTORS = ["offline_content", "offline", "rubric", "self_consistency", "random"]
-"""The default selectors without a judge model (``offline_content`` leads: the no-model ranking that
-does best on pools of one agent's samples, a user's Best@K; see benchmarks/README.md)."""
+BASE_SELECTORS = ["self_consistency", "offline_content", "offline", "rubric", "random"]
+"""The default selectors without a judge model. ``self_consistency`` leads: chosen out of sample by
+``benchmarks/choose_default.py`` (nested cross-validation, outer folds by repository, on both SWE-bench
+development files), where no other method's paired interval lay above it on both files
+(:data:`EVIDENCE_FILE` holds the figures; a test keeps the two in agreement)."""
 MODEL_SELECTORS = [
     "rubric",
     "offline_content",
@@ -31,6 +38,22 @@ MODEL_SELECTORS = [
     "patch_classifier",
 ]
 """The default selectors with a judge model (``rubric`` leads, ``patch_classifier`` joins)."""
+EVIDENCE_FILE = Path(__file__).with_name("selection_evidence.json")
+"""Each built-in selector's out-of-sample figures on the SWE-bench development files and the default
+they led to, as ``benchmarks/choose_default.py --write-evidence`` wrote them; reports state them."""
+
+
+@cache
+def selection_evidence() -> dict[str, Any]:
+    """:data:`EVIDENCE_FILE`'s content (a :class:`DataError` naming the file when it is not JSON with
+    ``selectors`` and ``default``)."""
+    try:
+        raw = json.loads(EVIDENCE_FILE.read_text(encoding="utf-8"))
+        if not isinstance(raw.get("selectors"), dict) or not isinstance(raw.get("default"), str):
+            raise ValueError("expected 'selectors' (an object) and 'default' (a name)")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise DataError(f"{EVIDENCE_FILE}: not the selection evidence ({exc})") from exc
+    return dict(raw)
 
 
 def tie_break_key(seed: int, instance_id: str, candidate_id: str) -> str:

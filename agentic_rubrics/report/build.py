@@ -24,7 +24,7 @@ from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_sele
 from agentic_rubrics.report.compare import compare
 from agentic_rubrics.report.repeats import repeat_stability
 from agentic_rubrics.report.results import TaskResult
-from agentic_rubrics.report.selection import choose, primary_reason
+from agentic_rubrics.report.selection import choose, primary_reason, primary_weights
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
 from agentic_rubrics.runfolder.folder import RunFolder, verdicts_changed
@@ -188,6 +188,7 @@ def build_report_and_results(
     labelled = [t for t in results if t.labelled]
     max_pool = max((len(t.labelled_ids) for t in labelled), default=0)
     ks = list(range(1, min(cfg.max_k, max_pool) + 1))
+    fitted = fitted_weights(chosen, [t.instance_id for t in results])
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "config_hash": recorded.config_hash,
@@ -195,18 +196,13 @@ def build_report_and_results(
         "judge": sorted({t.progress.judge for t in results}),
         "policy": policy.model_dump(),
         "primary_selector": chosen[0],
-        "selection": {
-            "primary": chosen[0],
-            "reason": primary_reason(cfg.judge.kind == "llm", chosen, given_now),
-            **choose(results, chosen),
-        },
+        "selection": _selection(results, chosen, fitted, cfg.judge.kind == "llm", given_now),
         "seed": seed,
         **_counts_and_labels(results, labelled, labels.source, max_pool, ks, cfg.max_k),
         "rubrics": _rubrics_section(results, cfg.repos),
         **_verdicts_and_coverage(results),
         "selectors": {name: _selector_metrics(name, labelled, ks, cis) for name in chosen},
-        # what fitted weights were fitted on; a run's instances inside that fit are in-sample
-        "fitted_weights": fitted_weights(chosen, [t.instance_id for t in results]),
+        "fitted_weights": fitted,
         "oracle_pass_at_k": {
             str(k): metrics.mean(metrics.pass_at_k(_ys(t), k) for t in labelled) for k in ks
         },
@@ -222,6 +218,22 @@ def build_report_and_results(
     }
     cis.save()
     return Report.model_validate(report), results
+
+
+def _selection(
+    results: list[TaskResult],
+    chosen: list[str],
+    fitted: dict[str, Any],
+    with_model: bool,
+    given_now: bool,
+) -> dict[str, Any]:
+    """Which selector wrote selections.jsonl, why, where it fell back, and its weights' evidence."""
+    return {
+        "primary": chosen[0],
+        "reason": primary_reason(with_model, chosen, given_now),
+        **choose(results, chosen),
+        "weights": primary_weights(chosen[0], fitted, with_model),
+    }
 
 
 def _report_selectors(selectors: list[str], folder: RunFolder, *, given: bool) -> list[str]:

@@ -113,13 +113,25 @@ def _label_lines(report: Report) -> list[str]:
 
 def _fit_lines(fitted: dict[str, Any]) -> list[str]:
     return [
-        f"- Weights of `{name}`: fitted on {f.get('data', '?')} (sha256 {str(f.get('data_sha256', '?'))[:12]}…),"
-        f" {f.get('instances', '?')} instances, {f.get('candidates', '?')} candidates"
-        f" ({', '.join(f.get('pools', {})) or 'pools not recorded'}); {f['run_instances_in_fit']} of"
+        f"- Weights of `{name}`: fitted on {_fitted_on(f)}; {f['run_instances_in_fit']} of"
         f" this run's {f['run_instances']} tasks were in that fit"
         + (" (their figures are in-sample)." if f["run_instances_in_fit"] else ".")
         for name, f in fitted.items()
     ]
+
+
+def _fitted_on(f: dict[str, Any]) -> str:
+    if "runs" in f:  # agentic-rubrics fit's weights file
+        return (
+            f"{f.get('instances', '?')} instances of {len(f['runs'])} labelled run(s),"
+            f" {f.get('candidates', '?')} candidates (weights file sha256"
+            f" {str(f.get('weights_sha256', '?'))[:12]}…)"
+        )
+    return (
+        f"{f.get('data', '?')} (sha256 {str(f.get('data_sha256', '?'))[:12]}…),"
+        f" {f.get('instances', '?')} instances, {f.get('candidates', '?')} candidates"
+        f" ({', '.join(f.get('pools', {})) or 'pools not recorded'})"
+    )
 
 
 def _similarity_lines(similarity: Similarity | None) -> list[str]:
@@ -187,6 +199,14 @@ def _header_lines(report: Report) -> list[str]:
             + "."
             if selection.fallbacks
             else ""
+        ),
+        *(
+            [
+                f"Its weights: {w['fitted_on']}. Out of sample:"
+                f" {w['out_of_sample'] or 'none recorded'}."
+            ]
+            if (w := selection.weights) is not None
+            else []
         ),
     ]
 

@@ -60,16 +60,104 @@ def primary_reason(with_model: bool, selectors: list[str], given_now: bool) -> s
     if with_model and selectors == MODEL_SELECTORS:
         return (
             "the default with a judge model: the rubric's S from the model's verdicts; without a"
-            " model the default is offline_content, and --selectors sets another"
+            f" model the default is {BASE_SELECTORS[0]}, and --selectors sets another"
         )
     if not with_model and selectors == BASE_SELECTORS:
         return (
-            "the default without a judge model: static rubric S with line, file and function"
-            " agreement across candidates and what each patch does to the tree, weights fitted on"
-            " pools of one agent's samples (the best no-model ranking there on SWE-bench Lite); with"
-            " --model the default is rubric, and --selectors sets another"
+            "the default without a judge model: the candidate that agrees most with the others"
+            " (mean similarity of changed lines), chosen out of sample on SWE-bench development"
+            " data, where no fitted no-model ranking beat it on both Lite and Verified (see"
+            " benchmarks/README.md); with --model the default is rubric, and --selectors sets another"
         )
     return "given first in the run's selectors (--selectors or the configuration)"
+
+
+def primary_weights(name: str, fitted: dict[str, Any], with_model: bool) -> dict[str, Any]:
+    """Where the primary selector's weights came from and their out-of-sample evidence (report.json's
+    ``selection.weights``): ``source`` (``none``: nothing fitted, ``shipped``, ``fitted``: a
+    ``fitted:`` file, ``unknown``: a selector of the user's own), ``fitted_on`` and ``out_of_sample``
+    (sentences; the latter ``None`` when nothing is recorded) and ``figures`` (what it rests on: a
+    fitted file's own nested cross-validation, a built-in's outer-fold figures in the library's
+    selection evidence, ``benchmarks/choose_default.py``)."""
+    from agentic_rubrics.rank.rerank import selection_evidence
+    from agentic_rubrics.rank.selectors import BUILTIN, get_selector, is_fusion_name
+
+    fit = fitted.get(name)
+    if fit is not None and "out_of_sample" in fit:
+        return {
+            "source": "fitted",
+            "fitted_on": f"{name.removeprefix('fitted:')} (sha256 {fit['weights_sha256'][:12]}…),"
+            f" fitted by `agentic-rubrics fit` on {fit['instances']} instances of"
+            f" {len(fit['runs'])} run(s), library {fit['library_version']}",
+            "out_of_sample": _held_out(fit["out_of_sample"]),
+            "figures": fit["out_of_sample"],
+        }
+    evidence = selection_evidence()
+    recorded = evidence["selectors"].get(name)
+    if name == "rubric" and with_model:  # the figures are the static rubric's, not a model's
+        recorded = None
+    if fit is not None:
+        source = "shipped"
+        fitted_on = (
+            f"shipped with the library, fitted on {fit.get('data', '?')}"
+            f" ({fit.get('instances', '?')} instances)"
+        )
+    elif name in BUILTIN or is_fusion_name(name):
+        source, fitted_on = "none", f"none, nothing is fitted ({get_selector(name).description})"
+    else:
+        source, fitted_on = (
+            "unknown",
+            "a selector of your own: the report has no record of its weights",
+        )
+    said = None
+    if recorded is not None:
+        said = _outer_folds(recorded)
+        if name == evidence["default"]:
+            said += f"; the no-model default: {evidence['why']}"
+        if source == "shipped":
+            said += (
+                "; these are its fit repeated without each held-out repository, not the shipped"
+                " weights themselves, which were fitted on development instances"
+            )
+    return {"source": source, "fitted_on": fitted_on, "out_of_sample": said, "figures": recorded}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def _interval(ci: list[float] | None, sign: str = "") -> str:
+    return f" [{100 * ci[0]:{sign}.1f}, {100 * ci[1]:{sign}.1f}]" if ci else ""
+
+
+def _held_out(ev: dict[str, Any]) -> str:
+    k = ev["k"]
+    mine, base, diff = ev["fitted"], ev["self_consistency"], ev["difference"]
+    return (
+        f"nested cross-validation on its {ev['pools']} pools: Best@{k}"
+        f" {_pct(mine[f'best_at_{k}'])}{_interval(mine[f'best_at_{k}_ci'])} against"
+        f" self-consistency {_pct(base[f'best_at_{k}'])}{_interval(base[f'best_at_{k}_ci'])},"
+        f" difference {100 * diff[f'best_at_{k}']:+.1f}{_interval(diff['ci'], '+')}"
+    )
+
+
+def _outer_folds(recorded: dict[str, Any]) -> str:
+    parts = []
+    for name in ("lite", "verified"):
+        got = recorded.get(name)
+        if got:
+            d = got.get("minus_self_consistency")
+            versus = (
+                f", {100 * d['mean']:+.1f}{_interval(d.get('ci95'), '+')} against self-consistency"
+                if d
+                else ""
+            )
+            parts.append(
+                f"Best@16 {_pct(got['best_at_16'])}{_interval(got.get('ci'))} on {got['pools']}"
+                f" held-out SWE-bench {name.capitalize()} development pools{versus}"
+            )
+    how = f"benchmarks/choose_default.py, outer folds by repository: {recorded['what']}"
+    return "; ".join(parts) + f" ({how})"
 
 
 def write_selections(folder: RunFolder, report: Report, results: list[TaskResult]) -> None:

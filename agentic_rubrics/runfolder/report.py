@@ -52,6 +52,8 @@ class SelectionSummary(_Part):
     """The share of resolved picks of selections.jsonl (labelled picks)."""
     unlabelled_picks: int
     """Picks without a label."""
+    weights: dict[str, Any] | None = None
+    """Where its weights came from, and their out-of-sample evidence (``report.selection``)."""
 
 
 class Counts(_Part):

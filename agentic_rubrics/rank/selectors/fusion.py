@@ -122,7 +122,9 @@ class FusionSelector(BaseSelector):
                     f"selector {self.name!r} needs the signal {signal!r}: {exc}; a selector whose"
                     " features need a model must be named in the run's selectors too"
                 ) from exc
-        return fuse(signals, self.fusion, task.scores)
+        fused = fuse(signals, self.fusion, task.scores)
+        # an empty patch ranks last, whatever its signals (as for rubric and self_consistency)
+        return {c: None if s.empty_patch else fused[c] for c, s in task.scores.items()}
 
     def fitted_on(self, instance_ids: list[str]) -> dict[str, Any] | None:
         if self.fitted is None:

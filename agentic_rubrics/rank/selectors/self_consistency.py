@@ -12,7 +12,7 @@ class SelfConsistencySelector(BaseSelector):
     name = "self_consistency"
     description = (
         "mean similarity (normalized Indel: 2 LCS / total) of a candidate's changed lines"
-        " to the other candidates'"
+        " to the other candidates'; an empty patch ranks last"
     )
 
     async def features(self, given: FeatureInput) -> dict[str, Any]:
@@ -28,5 +28,12 @@ class SelfConsistencySelector(BaseSelector):
         }
 
     def ranking(self, task: RankingInput) -> Ranking:
+        """The agreement values; an empty patch has none (empty patches agree fully with each
+        other, and several of them must not outvote the real changes)."""
+        values = stored(task, "self_consistency", self.name)
+        return {cid: None if s.empty_patch else values.get(cid) for cid, s in task.scores.items()}
+
+    def values(self, task: RankingInput, ranking: Ranking) -> Ranking:
+        """The agreement values themselves (ROC-AUC rests on them, empty patches included)."""
         values = stored(task, "self_consistency", self.name)
         return {cid: values.get(cid) for cid in task.scores}
