@@ -182,7 +182,8 @@ def test_fit_writes_weights_with_their_evidence_and_fitted_uses_them(
     assert report["primary_selector"] == name
     fit = report["fitted_weights"][name]
     assert fit["run_instances_in_fit"] == 5 and fit["out_of_sample"]["pools"] == 10
-    assert any("in the fit of the" in w and name in w for w in report["problems"]["warnings"])
+    warned = [w for w in report["problems"]["warnings"] if "in the fit of the" in w]
+    assert len(warned) == 1 and f"{name!r} selector's weights (2 labelled run(s))" in warned[0]
     # the selector that wrote selections.jsonl: where its weights came from, and their evidence
     said = report["selection"]["weights"]
     assert (

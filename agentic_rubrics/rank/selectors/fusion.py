@@ -129,7 +129,9 @@ class FusionSelector(BaseSelector):
     def fitted_on(self, instance_ids: list[str]) -> dict[str, Any] | None:
         if self.fitted is None:
             return None
+        runs = self.fitted.fitted_on.get("runs")
         return {
+            "data": f"{len(runs)} labelled run(s)" if isinstance(runs, list) else "?",
             **self.fitted.fitted_on,
             "weights_sha256": self.fitted.sha256,
             "out_of_sample": self.fitted.evidence,
