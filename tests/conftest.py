@@ -118,6 +118,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_ray": "pipeline",
     "test_repos_pipeline": "pipeline",
     "test_run_failures": "pipeline",
+    "test_reward": "reward",
     "test_cli_help": "face",
     "test_options": "face",
     "test_readme": "face",

@@ -52,6 +52,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("rank", ["rank", "rank.*"]),
     ("report", ["report", "report.*"]),
     ("pipeline", ["pipeline", "pipeline.*"]),
+    # rewards: the run's judging and scoring driven per (instance, patch), for RL frameworks
+    ("reward", ["reward", "reward.*"]),
     # the package root is the public face only: it hands names on lazily, and no module imports it
     ("face", [ROOT, "cli", "cli.*", "testing", "testing.*"]),
 ]

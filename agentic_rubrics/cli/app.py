@@ -17,6 +17,7 @@ from agentic_rubrics.cli.exit import finish as _finish
 from agentic_rubrics.cli.exit import finish_problems as _finish_problems
 from agentic_rubrics.cli.fit import fit as _fit
 from agentic_rubrics.cli.options import RunOptions, with_run_options
+from agentic_rubrics.cli.reward import serve_reward as _serve_reward
 from agentic_rubrics.cli.swebench_import import pool_summary, runs
 
 if TYPE_CHECKING:
@@ -355,6 +356,7 @@ def _demo(
 
 app.command("demo")(with_run_options(_demo, ["out"]))
 app.command("fit")(_fit)
+app.command("serve-reward")(_serve_reward)
 
 
 def main() -> None:

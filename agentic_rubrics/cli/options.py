@@ -333,14 +333,19 @@ def real_default(name: str) -> str | None:
     return str(kind if kind is not None else value)
 
 
-def with_run_options(target: Any, leading: list[str], command: str = "run") -> Any:
+def with_run_options(
+    target: Any, leading: list[str], command: str = "run", only: tuple[str, ...] | None = None
+) -> Any:
     """Give ``target`` its leading parameters, then one per option (typer reads the signature); it
     takes the options as ``**kwargs`` for ``RunOptions(**kwargs)``. For ``explore`` and ``judge``,
-    an option the other stage uses says so; every option with a setting shows its real default."""
+    an option the other stage uses says so; every option with a setting shows its real default.
+    ``only``: just these options (the others keep their defaults)."""
     own_hints = typing.get_type_hints(target, include_extras=True)
     own = inspect.signature(target).parameters
     params = [own[name].replace(annotation=own_hints[name]) for name in leading]
     for field in dataclasses.fields(RunOptions):
+        if only is not None and field.name not in only:
+            continue
         hint = _hints()[field.name]
         option = next(m for m in hint.__metadata__ if isinstance(m, typer.models.ParameterInfo))
         option = copy.copy(option)
