@@ -337,3 +337,13 @@ def test_serve_reward_command_serves_and_stops_on_sigterm(tmp_path: Path) -> Non
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_server_a_judge_that_cannot_be_used_is_a_502_never_a_score(tmp_path: Path) -> None:
+    with LoopbackServer(lambda b, n: Reply(status=401, error="invalid api key")) as model:
+        scorer = _checks_scorer(tmp_path, server=model)
+        with scorer, RewardServer(scorer) as server:
+            status, body, _ = _post(server.url, _score_body())
+            again = _post(server.url, _score_body(patch=GOOD.replace("2", "3")))[0]
+    assert status == 502 and "authentication failed" in body["error"] and "S" not in body
+    assert again == 502
