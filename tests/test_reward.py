@@ -85,6 +85,10 @@ def test_missing_is_none_never_zero(demo_run: Path, tmp_path: Path) -> None:
         compute_score("swe", "", None, {"run_folder": str(demo_run)})
     with pytest.raises(DataError, match="run_folder, or rubrics_dir"):
         compute_score("swe", "", None, {"instance_id": "x"})
+    with pytest.raises(DataError, match=r"extra_info\.run_folder: expected a string, got int"):
+        compute_score("swe", "", None, {"instance_id": "x", "run_folder": 3})
+    with pytest.raises(DataError, match="judge: expected 'checks' or 'run'"):
+        compute_score("swe", "", None, {**info, "judge": "llm"})
     # a patch that does not apply: the items decided on the tree stay missing with their reason
     task = load_tasks(demo_run / "demo_tasks.jsonl")[0]
     stray = "--- a/nowhere.py\n+++ b/nowhere.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n"
@@ -223,6 +227,20 @@ def test_server_answers_and_refuses_hostile_requests(tmp_path: Path) -> None:
         assert status == 413
         status, body, _ = _post(server.url, b"{}", {"Content-Length": ""})
         assert status == 411
+        status, body, _ = _post(server.url, b"", {"Content-Length": "9" * 5000})
+        assert status == 413  # a length too long to be a number of bytes: no int() of it
+        status, body, _ = _post(server.url, b"", {"Content-Length": "-1"})
+        assert status == 400 and "Content-Length" in body["error"]
+        # a refused request on a kept-alive connection does not leave its body to be read as the
+        # next request
+        host, port = server.url.removeprefix("http://").split(":")
+        conn = http.client.HTTPConnection(host, int(port), timeout=10)
+        for path in ("/nowhere", "/score"):
+            conn.request("POST", path, _score_body())
+            answer = conn.getresponse()
+            assert answer.status == (404 if path == "/nowhere" else 200), answer.read()
+            answer.read()
+        conn.close()
         conn = http.client.HTTPConnection(*server.url.removeprefix("http://").split(":"), timeout=5)
         conn.request("GET", "/health")
         health = json.loads(conn.getresponse().read())

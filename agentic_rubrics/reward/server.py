@@ -127,7 +127,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         for key, value in (headers or {}).items():
             self.send_header(key, value)
-        if status >= 400 and status not in (404, 503):
+        if status >= 400 and (status not in (404, 503) or not self._read_body):
+            # a body left unread (or malformed) would be taken for the next request: hang up
             self.send_header("Connection", "close")
             self.close_connection = True
         self.end_headers()
@@ -141,8 +142,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send(200, owner.health())
 
+    _read_body = False
+
     def do_POST(self) -> None:
         owner = cast(_Server, self.server).owner
+        self._read_body = False
         try:
             if self.path != "/score":
                 raise _Refused(404, f"{self.path}: not found (POST /score)")
@@ -162,9 +166,14 @@ class _Handler(BaseHTTPRequestHandler):
         length = self.headers.get("Content-Length")
         if length is None:
             raise _Refused(411, "Content-Length: required")
-        if not length.strip().isdigit():
+        digits = length.strip()
+        if not digits.isdigit():
             raise _Refused(400, f"Content-Length: expected a number of bytes, got {length[:40]!r}")
-        size = int(length)
+        if len(digits) > len(str(limit)):
+            raise _Refused(
+                413, f"body: {digits[:40]} bytes, over the limit of {limit} (--max-body)"
+            )
+        size = int(digits)
         if size > limit:
             raise _Refused(413, f"body: {size} bytes, over the limit of {limit} (--max-body)")
         try:
@@ -173,6 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
             raise _Refused(408, "body: not received in time") from exc
         if len(raw) < size:
             raise _Refused(400, f"body: {len(raw)} of {size} bytes received")
+        self._read_body = True
         return raw
 
 

@@ -116,8 +116,8 @@ def _build(key: tuple[Any, ...]) -> RewardScorer:
     api_key = os.environ.get("AGENTIC_RUBRICS_API_KEY") or None
     state = Path(s["state_dir"]) if s["state_dir"] else None
     judge = s["judge"]
-    if judge not in (None, "run", "checks", "llm"):
-        raise DataError(f"judge: expected 'checks', 'llm' or 'run', got {judge!r}")
+    if judge not in (None, "run", "checks"):
+        raise DataError(f"judge: expected 'checks' or 'run', got {judge!r}")
     if s["run_folder"]:
         return RewardScorer.from_run(
             Path(s["run_folder"]),
