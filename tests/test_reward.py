@@ -365,3 +365,22 @@ def test_server_a_judge_that_cannot_be_used_is_a_502_never_a_score(tmp_path: Pat
             again = _post(server.url, _score_body(patch=GOOD.replace("2", "3")))[0]
     assert status == 502 and "authentication failed" in body["error"] and "S" not in body
     assert again == 502
+
+
+class _BrokenScorer(RewardScorer):
+    """A scorer with a fault of its own (not the judge's): the server answers 500, and goes on."""
+
+    def score(self, instance_id: str, patch: str) -> Any:
+        if patch == "boom":
+            raise RuntimeError("a bug")
+        return super().score(instance_id, patch)
+
+
+def test_server_a_fault_of_its_own_is_a_500_and_it_goes_on(tmp_path: Path) -> None:
+    tasks_file, rubrics = make_inputs(tmp_path)
+    config = load_config(None, {"rubrics_dir": str(rubrics)})
+    scorer = _BrokenScorer(config, rubrics_dir=rubrics, tasks=load_tasks(tasks_file))
+    with scorer, RewardServer(scorer) as server:
+        status, body, _ = _post(server.url, _score_body(patch="boom"))
+        assert status == 500 and body["error"] == "internal error (RuntimeError); see the log"
+        assert _post(server.url, _score_body())[0] == 200

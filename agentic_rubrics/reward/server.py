@@ -10,7 +10,7 @@ For RL frameworks that call out instead of importing Python. Every request is ho
   ``queue_timeout`` seconds) for a slot; beyond that, or after the wait: 503 with ``Retry-After``;
 - the judge's fault handling holds: a model that fails leaves its items ``missing`` (and S ``None``
   when nothing has a verdict), never a made-up score; an error that stops the judge itself (a refused
-  key, a budget spent) is a 502 naming it;
+  key, an unknown model) is a 502 naming it; a fault of the library itself, a 500 (logged);
 - :meth:`RewardServer.stop` stops accepting, lets the requests in flight finish (up to ``grace``
   seconds), then closes.
 
@@ -257,6 +257,9 @@ class RewardServer:
             except AgenticRubricsError as exc:
                 log.warning("reward for %s failed: %s", instance_id, exc)
                 raise _Refused(502, f"the judge failed: {type(exc).__name__}: {exc}") from exc
+            except Exception as exc:  # a fault of ours: logged with its traceback, answered
+                log.exception("reward for %s failed", instance_id)
+                raise _Refused(500, f"internal error ({type(exc).__name__}); see the log") from exc
             finally:
                 with self._state:
                     self._scoring -= 1
