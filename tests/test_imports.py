@@ -51,6 +51,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("judge", ["judge", "judge.*"]),
     ("rank", ["rank", "rank.*"]),
     ("report", ["report", "report.*"]),
+    # run folders as training data (export-sft): reads what the report reads
+    ("export", ["export", "export.*"]),
     ("pipeline", ["pipeline", "pipeline.*"]),
     # the package root is the public face only: it hands names on lazily, and no module imports it
     ("face", [ROOT, "cli", "cli.*", "testing", "testing.*"]),
