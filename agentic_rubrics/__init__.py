@@ -73,6 +73,7 @@ _LAZY: dict[str, str] = {
     "write_report": "agentic_rubrics.pipeline.runner",
     "report_folder": "agentic_rubrics.pipeline.runner",
     "frames": "agentic_rubrics.report.frames",
+    "export_sft": "agentic_rubrics.export.sft",
     "Report": "agentic_rubrics.runfolder.report",
     "register_selector": "agentic_rubrics.rank.selectors",
     "load_tasks": "agentic_rubrics.runfolder.tasks",
@@ -139,6 +140,7 @@ if TYPE_CHECKING:
     )
     from agentic_rubrics.explore import ExplorerConfig
     from agentic_rubrics.explore.static import StaticExplorer
+    from agentic_rubrics.export.sft import export_sft
     from agentic_rubrics.judge.judges import ChecksJudge, JudgeConfig, LLMJudge
     from agentic_rubrics.llm.door import LLM, Ledger, LLMConfig
     from agentic_rubrics.patch import parse_patch

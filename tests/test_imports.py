@@ -51,6 +51,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("judge", ["judge", "judge.*"]),
     ("rank", ["rank", "rank.*"]),
     ("report", ["report", "report.*"]),
+    # run folders as training data (export-sft): reads what the report reads
+    ("export", ["export", "export.*"]),
     ("pipeline", ["pipeline", "pipeline.*"]),
     # rewards: the run's judging and scoring driven per (instance, patch), for RL frameworks
     ("reward", ["reward", "reward.*"]),

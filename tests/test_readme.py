@@ -109,6 +109,7 @@ def test_every_option_in_the_readme_exists() -> None:
         "fit",
         "import-swebench",
         "validate",
+        "export-sft",
         "schema",
         "serve-reward",
     ):

@@ -15,6 +15,7 @@ import typer
 from agentic_rubrics.cli.exit import failed as _failed
 from agentic_rubrics.cli.exit import finish as _finish
 from agentic_rubrics.cli.exit import finish_problems as _finish_problems
+from agentic_rubrics.cli.export_sft import export_sft as _export_sft
 from agentic_rubrics.cli.fit import fit as _fit
 from agentic_rubrics.cli.options import RunOptions, with_run_options
 from agentic_rubrics.cli.reward import serve_reward as _serve_reward
@@ -357,6 +358,7 @@ def _demo(
 app.command("demo")(with_run_options(_demo, ["out"]))
 app.command("fit")(_fit)
 app.command("serve-reward")(_serve_reward)
+app.command("export-sft")(_export_sft)
 
 
 def main() -> None:

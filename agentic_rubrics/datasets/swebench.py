@@ -106,19 +106,24 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 def _read_hf(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        import datasets  # type: ignore[import-not-found]
+        import datasets
     except ImportError as exc:
         raise DataError(
             f"{path}: a Hugging Face datasets export; install the 'datasets' package to read it,"
             " or export it as JSONL"
         ) from exc
-    if path.is_dir():
-        ds = datasets.load_from_disk(str(path))
-        if isinstance(ds, datasets.DatasetDict):
-            ds = ds[next(iter(ds))]
-    else:
-        kind = "parquet" if path.suffix == ".parquet" else "arrow"
-        ds = datasets.load_dataset(kind, data_files=str(path), split="train")
+    if not path.exists():
+        raise DataError(f"{path}: file not found")
+    try:  # a file that is not what its name says is bad input, named as such
+        if path.is_dir():
+            ds = datasets.load_from_disk(str(path))
+            if isinstance(ds, datasets.DatasetDict):
+                ds = ds[next(iter(ds))]
+        else:
+            kind = "parquet" if path.suffix == ".parquet" else "arrow"
+            ds = datasets.load_dataset(kind, data_files=str(path), split="train")
+    except (OSError, ValueError, datasets.exceptions.DatasetGenerationError) as exc:
+        raise DataError(f"{path}: not a Hugging Face datasets export ({exc})") from exc
     for n, record in enumerate(ds, start=1):
         yield n, dict(record)
 

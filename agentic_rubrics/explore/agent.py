@@ -58,6 +58,13 @@ def check_vocabulary() -> list[dict[str, str]]:
     ]
 
 
+def _opening(schemas: list[dict[str, Any]] | None, turn: int) -> dict[str, Any]:
+    """What the first step records beside its messages (the conversation as the model wrote it and
+    the loop answered it, export-sft's source; the first step's start with the system prompt and
+    the issue): the tool definitions every request sends."""
+    return {"tools": schemas} if turn == 1 and schemas else {}
+
+
 class AgentExplorer:
     """The model-driven explorer (``--explorer agent``)."""
 
@@ -106,19 +113,22 @@ class AgentExplorer:
                 raise ExplorationFailed(f"model_error:{exc.kind}", run.steps) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _answer(self, convo: Conversation, action: Action, text: str, turn: int) -> None:
-        """The loop's answer to a turn: a tool message per native call, else a user message."""
+    def _answer(
+        self, convo: Conversation, action: Action, text: str, turn: int, step: dict[str, Any]
+    ) -> None:
+        """The loop's answer to a turn: a tool message per native call, else a user message (each
+        also recorded whole in the turn's step, whatever the context window later elides)."""
+        answers: list[dict[str, Any]] = []
         if action.call_id is not None:
-            convo.add_observation(
-                {"role": "tool", "tool_call_id": action.call_id, "content": text}, turn
-            )
+            answers.append({"role": "tool", "tool_call_id": action.call_id, "content": text})
             for call_id in action.unanswered:
                 not_run = self.prompt.render("not_run")
-                convo.add_observation(
-                    {"role": "tool", "tool_call_id": call_id, "content": not_run}, turn
-                )
+                answers.append({"role": "tool", "tool_call_id": call_id, "content": not_run})
         else:
-            convo.add_observation({"role": "user", "content": text}, turn)
+            answers.append({"role": "user", "content": text})
+        for message in answers:
+            convo.add_observation(message, turn)
+            step["messages"].append(message)
 
     def _start(self, task: Task, sandbox: Sandbox, native: bool) -> Conversation:
         p = self.prompt
@@ -157,7 +167,8 @@ class AgentExplorer:
         for turn in range(1, self.max_turns + 1):
             completion = await self._ask(convo, schemas, run)
             action = native_action(completion) if native else text_action(completion.content or "")
-            convo.add_assistant(assistant_message(completion, native), turn)
+            message = assistant_message(completion, native)
+            convo.add_assistant(message, turn)
             step: dict[str, Any] = {
                 "turn": turn,
                 "thought": action.thought,
@@ -171,6 +182,8 @@ class AgentExplorer:
                 "context_estimate": convo.tokens(),
                 "elided_outputs": convo.elided_outputs,
                 "dropped_turns": convo.dropped_turns,
+                **_opening(schemas, turn),
+                "messages": [*(convo.pinned if turn == 1 else ()), message],
             }
             run.steps.append(step)
             if action.problems or action.tool is None:
@@ -181,7 +194,7 @@ class AgentExplorer:
                     native_tools=native,
                     turns_left=self.tools.turns_left(turn),
                 )
-                self._answer(convo, action, feedback, turn)
+                self._answer(convo, action, feedback, turn, step)
                 continue
             try:
                 observation, rubric = await self.tools.run(run, action.tool, action.argument, turn)
@@ -197,7 +210,7 @@ class AgentExplorer:
             observation = self.llm.redactor.text(observation)
             step["observation_chars"] = len(observation)
             step["observation"] = observation[:2000]
-            self._answer(convo, action, observation, turn)
+            self._answer(convo, action, observation, turn, step)
         raise ExplorationFailed("turn_budget_exhausted", run.steps)
 
 
@@ -242,6 +255,7 @@ class IssueOnlyExplorer:
             text = completion.content or ""
             blocks = _YAML.findall(text)
             rubric, errors, _ = validate_text(blocks[-1] if blocks else text)
+            reply = assistant_message(completion, native=False)
             steps.append(
                 {
                     "turn": attempt,
@@ -250,6 +264,12 @@ class IssueOnlyExplorer:
                     "prompt_tokens": completion.usage.prompt_tokens,
                     "completion_tokens": completion.usage.completion_tokens,
                     "cost_usd": completion.usage.cost_usd,
+                    # each attempt is a conversation of its own (the errors go into its issue)
+                    "messages": [
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": user},
+                        reply,
+                    ],
                 }
             )
             if rubric is not None:

@@ -17,7 +17,6 @@ from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.types import SCHEMA
 
 Row = TypeVar("Row", bound=BaseModel)
-
 RubricOutcome = Literal["ok", "failed"]
 
 
@@ -164,8 +163,7 @@ class ProgressRow(RowBase):
     rubric: RubricSummary
     """The rubric it was judged with, and its status."""
     baselines: dict[str, Any] = Field(default_factory=dict)
-    """Each selector's features (JSON values, by the selector's key) and ``similarity`` (the agreement
-    measure, its line cap, how many candidates were capped)."""
+    """Each selector's features (JSON, by its key); ``similarity``: measure, line cap, capped count."""
     verdict_rows: int = Field(default=0, ge=0)
     """How many verdict rows the task wrote."""
     verdicts_digest: str | None = None
@@ -255,6 +253,10 @@ class Step(RowBase):
     """Characters of what the agent was shown."""
     observation: str | None = None
     """The first 2,000 characters of it (redacted)."""
+    messages: list[dict[str, Any]] | None = None
+    """Model explorers: the step's messages, whole and redacted (docs/training-data.md has their order)."""
+    tools: list[dict[str, Any]] | None = None
+    """The tool definitions sent with every request (the first step of a native-tool-call agent)."""
 
 
 class Trajectory(RowBase):
