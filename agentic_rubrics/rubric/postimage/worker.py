@@ -70,6 +70,11 @@ _unstartable: weakref.WeakKeyDictionary[ProcessPoolExecutor, str] = weakref.Weak
 START_TIMEOUT = 120.0
 """Seconds a new pool's first worker may take to start and answer."""
 WORKERS = "the post-image analysis's worker processes"
+_spawned: weakref.WeakKeyDictionary[ProcessPoolExecutor, dict[int, Any]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Every worker each pool has started, as each submit saw them: a broken pool forgets its own list,
+and the worker whose exit broke it may have been started by another call's submit."""
 
 
 def _ready() -> int:  # pragma: no cover - runs in a worker process
@@ -162,6 +167,7 @@ async def analyze_in_worker(
             continue  # stopped for another patch's time limit while starting: a fresh pool
         try:
             future = loop.run_in_executor(pool, analyze_patch, Path(repo_dir), patch, config)
+            _note_workers(pool)
             return await asyncio.wait_for(future, timeout=limit)
         except TimeoutError:
             log.warning("post-image analysis ran past %.0f s; its worker was stopped", limit)
@@ -191,17 +197,17 @@ async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoo
             exit codes (:func:`agentic_rubrics.children.start_failure`).
     """
     global _start_error
-    ready = loop.run_in_executor(pool, _ready)
-    # the workers, as the submit just started them: a broken pool forgets its own list of them
-    processes = list((getattr(pool, "_processes", None) or {}).values())
     try:
+        ready = loop.run_in_executor(pool, _ready)
+        _note_workers(pool)
         await asyncio.wait_for(ready, timeout=START_TIMEOUT)
     except (BrokenProcessPool, RuntimeError) as exc:  # RuntimeError: shut down meanwhile
         if pool in _unstartable:  # another call on this pool found out first
             raise WorkerStartError(_unstartable[pool]) from exc
         if pool in _stopped or _pool is not pool:
             return False  # stopped for another patch's time limit: not a failure to start
-        codes = await asyncio.to_thread(_exit_codes, processes)
+        _note_workers(pool)
+        codes = await asyncio.to_thread(_exit_codes, list(_spawned.get(pool, {}).values()))
         _unstartable[pool] = message = start_failure(WORKERS, codes)
         if MAIN_REIMPORTED in codes:
             _start_error = message
@@ -218,6 +224,13 @@ async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoo
         ) from exc
     _started.add(pool)
     return True
+
+
+def _note_workers(pool: ProcessPoolExecutor) -> None:
+    """Remember the workers ``pool`` has started so far (see :data:`_spawned`)."""
+    with _lock:
+        seen = _spawned.setdefault(pool, {})
+        seen.update(dict(getattr(pool, "_processes", None) or {}))
 
 
 def _exit_codes(processes: list[Any], wait_s: float = 5.0) -> list[int]:
