@@ -233,14 +233,17 @@ def _note_workers(pool: ProcessPoolExecutor) -> None:
         seen.update(dict(getattr(pool, "_processes", None) or {}))
 
 
-def _exit_codes(processes: list[Any], wait_s: float = 5.0) -> list[int]:
+def _exit_codes(processes: list[Any], wait_s: float = 30.0) -> list[int]:
     """The exit codes of a pool's workers that have ended (within ``wait_s``: the one whose end
-    broke the pool may not have been reaped yet). A broken pool ends its other workers with SIGTERM:
-    those codes say nothing about the cause, and are left out when there are others."""
+    broke the pool may not have been reaped yet, and a loaded machine schedules it late). A worker that
+    stopped as :data:`MAIN_REIMPORTED` is the cause: the wait ends there. A broken pool ends its other
+    workers with SIGTERM: those codes say nothing about the cause, and are left out when there are others."""
     deadline = time.monotonic() + wait_s
     codes = []
-    for process in processes:
+    for process in sorted(processes, key=lambda p: p.exitcode is None):  # the ended ones first
         process.join(max(0.0, deadline - time.monotonic()))
+        if process.exitcode == MAIN_REIMPORTED:
+            return [MAIN_REIMPORTED]
         if process.exitcode is not None:
             codes.append(process.exitcode)
     own = [c for c in codes if c != -signal.SIGTERM]
