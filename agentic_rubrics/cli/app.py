@@ -18,6 +18,7 @@ from agentic_rubrics.cli.exit import finish_problems as _finish_problems
 from agentic_rubrics.cli.fit import fit as _fit
 from agentic_rubrics.cli.options import RunOptions, with_run_options
 from agentic_rubrics.cli.swebench_import import pool_summary, runs
+from agentic_rubrics.cli.view import view as _view
 
 if TYPE_CHECKING:
     pass
@@ -355,6 +356,7 @@ def _demo(
 
 app.command("demo")(with_run_options(_demo, ["out"]))
 app.command("fit")(_fit)
+app.command("view")(_view)
 
 
 def main() -> None:
