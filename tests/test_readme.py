@@ -110,6 +110,7 @@ def test_every_option_in_the_readme_exists() -> None:
         "import-swebench",
         "validate",
         "schema",
+        "view",
     ):
         result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
         helps += result.output

@@ -34,6 +34,8 @@ from agentic_rubrics.runfolder.report import Report
 
 VIEW_DIR = "view"
 """The view's folder inside the run folder."""
+PAGE_SIZE = 100
+"""Rows of the task table shown at a time."""
 
 
 @dataclass
@@ -162,8 +164,9 @@ def _controls(view: RunView) -> str:
     )
 
 
-def index_page(view: RunView) -> str:
-    """The index: headline, plots and the task table (rendered by the script from the data block)."""
+def index_page(view: RunView, page_size: int = PAGE_SIZE) -> str:
+    """The index: headline, plots and the task table (rendered by the script from the data block,
+    ``page_size`` rows at a time)."""
     names = list(view.report.selectors)
     heads = [
         ("id", "task"),
@@ -190,12 +193,19 @@ def index_page(view: RunView) -> str:
         f'<h2>Tasks</h2>{_controls(view)}<table id="tasks" class="tasks"><thead><tr>{th}</tr>'
         "</thead><tbody></tbody></table>"
         f"<noscript><ul>{links}</ul></noscript>"
-        + json_block("view-data", {"selectors": names, "tasks": [task_row(t) for t in view.tasks]})
+        + json_block(
+            "view-data",
+            {
+                "page_size": page_size,
+                "selectors": names,
+                "tasks": [task_row(t) for t in view.tasks],
+            },
+        )
     )
     return page("agentic-rubrics run", body, script=asset("index.js"))
 
 
-def write_view(run: Path) -> Written:
+def write_view(run: Path, *, page_size: int = PAGE_SIZE) -> Written:
     """Write ``run/view/`` from the reported run folder (replacing an older view at once).
 
     Raises:
@@ -206,7 +216,7 @@ def write_view(run: Path) -> Written:
     target = run / VIEW_DIR
     tmp = Path(tempfile.mkdtemp(prefix=".view-", dir=run))
     try:
-        atomic_write_text(tmp / "index.html", index_page(view), durable=False)
+        atomic_write_text(tmp / "index.html", index_page(view, page_size), durable=False)
         for task in view.tasks:
             atomic_write_text(tmp / page_name(task.instance_id), task_page(task), durable=False)
         size = sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())

@@ -9,6 +9,7 @@ artifacts (test outputs, a proxy patch) are one more function appended to the li
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 
 from agentic_rubrics.report.view_data import TaskView
@@ -80,9 +81,9 @@ def rubric_section(task: TaskView) -> Section | None:
 
 
 def _check_text(check: Check) -> str:
-    data = check.model_dump(mode="json", exclude_none=True)
-    args = ", ".join(f"{k}={v!r}" for k, v in data.items() if k != "name")
-    return f"{check.name}({args})"
+    """The check as rubrics.yaml writes it (``name: arg``, then ``in`` and ``not_in``)."""
+    data = check.model_dump(mode="json")
+    return "; ".join(f"{k}: {json.dumps(v, ensure_ascii=False)}" for k, v in data.items())
 
 
 def _mark(v: Verdict) -> str:

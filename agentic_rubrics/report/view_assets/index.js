@@ -1,9 +1,9 @@
 // agentic-rubrics view: the index's task table, rendered a page at a time from its JSON data block.
-// Text goes in with textContent only (never innerHTML); the policy allows this script by its sha256.
+// Text goes in with textContent only (never as markup); the policy allows this script by its sha256.
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("view-data").textContent);
-  const PAGE = 100;
+  const PAGE = data.page_size;
   const LOW = 0.8;
   const state = { key: null, dir: 1, page: 0, filter: "all", find: "" };
   const body = document.querySelector("#tasks tbody");
