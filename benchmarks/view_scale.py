@@ -1,6 +1,6 @@
 """The HTML view at scale: `agentic-rubrics view` on a synthetic run of 500 tasks x 16 candidates.
 
-    python benchmarks/view_scale.py [--tasks 500] [--candidates 16] [--work DIR] [--browser]
+    python benchmarks/view_scale.py [--tasks 500] [--candidates 16] [--work DIR] [--browser] [--out DIR]
 
 The run folder is written with the library's own writers (RunFolder.open and record_task, write_rubric,
 the trajectory rows) and reported by write_report, as a real run would be: 12-item rubrics (4 decided by
@@ -186,6 +186,7 @@ def main() -> None:
     parser.add_argument("--candidates", type=int, default=16)
     parser.add_argument("--work", type=Path, default=None, help="Keep the run folder here.")
     parser.add_argument("--browser", action="store_true", help="Also time the index in chromium.")
+    parser.add_argument("--out", type=Path, default=None, help="Write view_scale.json here.")
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="view-scale-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -211,6 +212,9 @@ def main() -> None:
     if args.browser:
         result.update({k: round(v, 2) for k, v in browse(written.folder).items()})
     print(json.dumps(result, indent=2))
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "view_scale.json").write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

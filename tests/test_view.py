@@ -33,6 +33,7 @@ from agentic_rubrics.report.view_html import MAX_DIFF_LINES, diff_html, json_blo
 from agentic_rubrics.report.view_index import page_name, write_view
 from agentic_rubrics.report.view_task import TASK_SECTIONS, matrix_section, task_page
 from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.lock import folder_lock
 from agentic_rubrics.types import Verdict
 
 pytestmark = pytest.mark.xdist_group("test_view")  # one run, one view, one browser per module
@@ -149,6 +150,12 @@ def test_the_command_writes_the_view_and_refuses_a_folder_not_reported(
         "report.json: file not found" in result.output and "agentic-rubrics report" in result.output
     )
     assert (copy / "view" / "index.html").is_file()  # the older view stays whole
+    with folder_lock(copy):  # another process writing the folder: nothing read half-written
+        result = CliRunner().invoke(app, ["view", str(copy)])
+    assert result.exit_code == 3 and "another process is writing" in result.output
+    result = CliRunner().invoke(app, ["view", str(tmp_path / "nothing")])
+    assert result.exit_code == 2 and "not a run folder" in result.output
+    assert not (tmp_path / "nothing").exists()
 
 
 def test_report_md_and_the_notebook_point_to_the_view(reported: Path) -> None:

@@ -29,7 +29,8 @@ from agentic_rubrics.report.view_html import (
 )
 from agentic_rubrics.report.view_task import task_page
 from agentic_rubrics.runfolder.files import atomic_write_text
-from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.lock import folder_lock
 from agentic_rubrics.runfolder.report import Report
 
 VIEW_DIR = "view"
@@ -210,9 +211,17 @@ def write_view(run: Path, *, page_size: int = PAGE_SIZE) -> Written:
 
     Raises:
         DataError: not a run folder, not reported, or a file of the wrong shape.
+        RunFolderBusy: another process is writing to the run folder.
     """
     started = time.perf_counter()
-    view = load_view(run)
+    RunFolder(run).config()  # not a run folder: said before anything is made
+    with folder_lock(run):  # the report's files are not rewritten while they are read
+        view = load_view(run)
+        return _write(run, view, page_size, started)
+
+
+def _write(run: Path, view: RunView, page_size: int, started: float) -> Written:
+    """Every page written into a new folder beside the old view, then swapped in for it."""
     target = run / VIEW_DIR
     tmp = Path(tempfile.mkdtemp(prefix=".view-", dir=run))
     try:
