@@ -33,6 +33,7 @@ from agentic_rubrics.report.view_html import MAX_DIFF_LINES, diff_html, json_blo
 from agentic_rubrics.report.view_index import page_name, write_view
 from agentic_rubrics.report.view_task import TASK_SECTIONS, matrix_section, task_page
 from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.lock import folder_lock
 from agentic_rubrics.types import Verdict
 
@@ -153,6 +154,10 @@ def test_the_command_writes_the_view_and_refuses_a_folder_not_reported(
     with folder_lock(copy):  # another process writing the folder: nothing read half-written
         result = CliRunner().invoke(app, ["view", str(copy)])
     assert result.exit_code == 3 and "another process is writing" in result.output
+    folder = RunFolder(copy)
+    config = folder.config()
+    folder.open(config["config"], config["config_hash"], restart=True)
+    assert not (copy / "view").exists()  # a restarted run keeps no view of the results it discarded
     result = CliRunner().invoke(app, ["view", str(tmp_path / "nothing")])
     assert result.exit_code == 2 and "not a run folder" in result.output
     assert not (tmp_path / "nothing").exists()
