@@ -30,7 +30,7 @@ from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.report.view_data import load_view
 from agentic_rubrics.report.view_html import MAX_DIFF_LINES, diff_html, json_block, pre
-from agentic_rubrics.report.view_index import page_name, write_view
+from agentic_rubrics.report.view_index import headline, page_name, write_view
 from agentic_rubrics.report.view_task import TASK_SECTIONS, matrix_section, task_page
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.folder import RunFolder
@@ -101,6 +101,14 @@ def test_a_long_patch_is_shown_cut_one_span_per_line() -> None:
     assert spans[0] == ("da", "+" + "x" * 1_999 + " … (3,001 more characters)")
     assert spans[1] == ("dd", "-&lt;/pre&gt;\ufffd")
     assert diff_html("") == '<pre class="diff"></pre>'
+
+
+def test_the_headline_names_best_at_1_and_the_largest_k_once_each(reported: Path) -> None:
+    report = load_view(reported).report
+    assert headline(report).count("<th>Best@1</th>") == 1
+    assert "<th>Best@15</th>" in headline(report)  # the bundled tasks' largest pool
+    report.oracle_pass_at_k = {"1": 0.5}  # pools of one candidate
+    assert headline(report).count("<th>Best@1</th>") == 1
 
 
 def test_flipping_repeats_are_marked_in_the_matrix(reported: Path) -> None:

@@ -87,10 +87,11 @@ def task_row(task: TaskView) -> dict[str, Any]:
     }
 
 
-def _headline(report: Report) -> str:
+def headline(report: Report) -> str:
+    """The run's counts, label source, selectors' metrics and warnings."""
     c, sel = report.counts, report.selectors
     k_max = max((int(k) for k in report.oracle_pass_at_k), default=None)
-    ks = [k for k in ("1", str(k_max) if k_max else "") if k]
+    ks = ["1"] + ([str(k_max)] if k_max is not None and k_max > 1 else [])
     rows = [
         [
             f"<code>{esc(name)}</code>"
@@ -190,7 +191,7 @@ def index_page(view: RunView, page_size: int = PAGE_SIZE) -> str:
     )
     body = (
         "<h1>agentic-rubrics run</h1>"
-        f'<p class="meta">{esc(view.root.name)}</p>{_headline(view.report)}{_plots(view)}'
+        f'<p class="meta">{esc(view.root.name)}</p>{headline(view.report)}{_plots(view)}'
         f'<h2>Tasks</h2>{_controls(view)}<table id="tasks" class="tasks"><thead><tr>{th}</tr>'
         "</thead><tbody></tbody></table>"
         f"<noscript><ul>{links}</ul></noscript>"
