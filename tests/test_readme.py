@@ -112,6 +112,7 @@ def test_every_option_in_the_readme_exists() -> None:
         "export-sft",
         "schema",
         "serve-reward",
+        "view",
     ):
         result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
         helps += result.output

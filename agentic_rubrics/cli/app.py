@@ -20,6 +20,7 @@ from agentic_rubrics.cli.fit import fit as _fit
 from agentic_rubrics.cli.options import RunOptions, with_run_options
 from agentic_rubrics.cli.reward import serve_reward as _serve_reward
 from agentic_rubrics.cli.swebench_import import pool_summary, runs
+from agentic_rubrics.cli.view import view as _view
 
 if TYPE_CHECKING:
     pass
@@ -359,6 +360,7 @@ app.command("demo")(with_run_options(_demo, ["out"]))
 app.command("fit")(_fit)
 app.command("serve-reward")(_serve_reward)
 app.command("export-sft")(_export_sft)
+app.command("view")(_view)
 
 
 def main() -> None:

@@ -322,6 +322,9 @@ def _task_lines(report: Report) -> list[str]:
     out = [
         "## Tasks",
         "",
+        "Each task's rubric, verdicts and patches in a browser: `agentic-rubrics view RUN` writes"
+        " `view/index.html` into this run folder (`--serve` serves it on 127.0.0.1).",
+        "",
         "| task | K | resolved | rubric | " + " | ".join(f"{n} pick" for n in names) + " |",
         "|---|---:|---:|---|" + "---|" * len(names),
     ]

@@ -90,6 +90,7 @@ class RunFolder:
                 self.trajectories_dir,
                 self.cache_dir,
                 self.root / "selections",
+                self.root / "view",  # the HTML view of the results discarded
             ):
                 if folder.exists():
                     shutil.rmtree(folder)
