@@ -31,6 +31,7 @@ from agentic_rubrics.explore.agent_actions import (
 from agentic_rubrics.explore.agent_context import Conversation, estimate_tokens
 from agentic_rubrics.explore.agent_tools import (
     RUBRIC_FILE,
+    AgentTools,
     InvalidAtLastTurn,
     Run,
     Tools,
@@ -59,9 +60,14 @@ def check_vocabulary() -> list[dict[str, str]]:
 
 
 class AgentExplorer:
-    """The model-driven explorer (``--explorer agent``)."""
+    """The model-driven explorer (``--explorer agent``); the proxy-patch author
+    (:mod:`agentic_rubrics.explore.solver`) is the same loop with another prompt and tool set."""
 
     name = "agent"
+    prompt_name = "rubric_agent"
+    tool_names: tuple[str, ...] = TOOLS
+    phase = "explore"
+    """The phase its model calls are accounted under."""
 
     def __init__(
         self,
@@ -75,8 +81,8 @@ class AgentExplorer:
         self.llm = llm
         self.max_turns = max_turns
         self.tool_calls = tool_calls
-        self.prompt = load_prompt("rubric_agent")
-        self.tools = Tools(self.prompt, max_turns, command_timeout, max_observation)
+        self.prompt = load_prompt(self.prompt_name)
+        self.tools: AgentTools = Tools(self.prompt, max_turns, command_timeout, max_observation)
 
     @property
     def native(self) -> bool:
@@ -95,7 +101,7 @@ class AgentExplorer:
                 raise ExplorationFailed("context_window", run.steps)
             try:
                 return await self.llm.complete(
-                    convo.messages, phase="explore", task=run.task.instance_id, **params
+                    convo.messages, phase=self.phase, task=run.task.instance_id, **params
                 )
             except BudgetExceeded as exc:
                 raise ExplorationFailed("budget", run.steps) from exc
@@ -138,7 +144,7 @@ class AgentExplorer:
                 "content": p.render("instance", issue=task.problem_statement, **variables),
             },
         ]
-        schemas = tool_schemas(p) if native else []
+        schemas = tool_schemas(p, self.tool_names) if native else []
         budget = context_budget(self.llm.config, self.llm.traits)
         return Conversation(
             messages, budget=budget, prompt=p, fixed_tokens=estimate_tokens(schemas)
@@ -150,13 +156,19 @@ class AgentExplorer:
         """Run the agent to a valid, submitted rubric; raise ExplorationFailed otherwise."""
         if sandbox is None:
             raise ExplorationFailed("no_repository", [])
+        rubric, steps = await self._loop(Run(task, sandbox))
+        return rubric, steps
+
+    async def _loop(self, run: Run) -> tuple[Any, list[dict[str, Any]]]:
+        """Turns until a tool call ends the work: what its tool returned, and the steps."""
+        task, sandbox, tools = run.task, run.sandbox, self.tool_names
         native = self.native
-        schemas = tool_schemas(self.prompt) if native else None
+        schemas = tool_schemas(self.prompt, tools) if native else None
         convo = self._start(task, sandbox, native)
-        run = Run(task, sandbox)
         for turn in range(1, self.max_turns + 1):
             completion = await self._ask(convo, schemas, run)
-            action = native_action(completion) if native else text_action(completion.content or "")
+            text = completion.content or ""
+            action = native_action(completion, tools) if native else text_action(text, tools)
             convo.add_assistant(assistant_message(completion, native), turn)
             step: dict[str, Any] = {
                 "turn": turn,
@@ -189,7 +201,7 @@ class AgentExplorer:
                 raise ExplorationFailed("invalid_rubric", run.steps) from None
             except SandboxError as exc:
                 observation, rubric = f"The tool failed: {exc}", None
-            if rubric is not None:
+            if rubric is not None:  # the work's result (a rubric, a proxy patch)
                 step["submitted"] = True
                 return rubric, run.steps
             # what a command printed (the environment of an unisolated sandbox ...) may hold a secret:

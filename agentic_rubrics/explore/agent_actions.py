@@ -18,6 +18,8 @@ from agentic_rubrics.payloads import Completion, ToolCall
 from agentic_rubrics.prompts import Prompt
 
 TOOLS = ("bash", "view", "search", "validate", "submit")
+SOLVE_TOOLS = ("bash", "view", "search", "submit")
+"""The proxy-patch author's tools: it edits with bash and submits its workspace's diff."""
 _BLOCK = re.compile(r"```([a-z]+)[ \t]*\n(.*?)```", re.S)
 _THOUGHT = re.compile(r"THOUGHT:\s*(\S.*?)(?=```|\Z)", re.S)
 
@@ -45,10 +47,10 @@ class Action:
     """Ids of further native calls in the same reply: answered, not run (one call per turn)."""
 
 
-def tool_schemas(prompt: Prompt) -> list[dict[str, Any]]:
+def tool_schemas(prompt: Prompt, tools: tuple[str, ...] = TOOLS) -> list[dict[str, Any]]:
     """The tools in OpenAI's function format (litellm translates them for other providers)."""
     out = []
-    for tool in TOOLS:
+    for tool in tools:
         props = {
             name: {"type": kind, "description": prompt.render(f"tool_{tool}_{name}").strip()}
             for name, kind, _ in _PARAMETERS[tool]
@@ -67,10 +69,10 @@ def tool_schemas(prompt: Prompt) -> list[dict[str, Any]]:
     return out
 
 
-def text_action(text: str) -> Action:
+def text_action(text: str, tools: tuple[str, ...] = TOOLS) -> Action:
     """The action of a text reply: a THOUGHT paragraph, then exactly one fenced tool block."""
     thought = _THOUGHT.search(text)
-    blocks = [(tool, body.strip()) for tool, body in _BLOCK.findall(text) if tool in TOOLS]
+    blocks = [(tool, body.strip()) for tool, body in _BLOCK.findall(text) if tool in tools]
     action = Action(thought=thought.group(1).strip() if thought else None)
     if thought is None:
         action.problems.append("the THOUGHT summary is missing")
@@ -104,18 +106,16 @@ def _argument(tool: str, args: dict[str, Any]) -> tuple[str, str | None]:
     return "", None
 
 
-def native_action(completion: Completion) -> Action:
+def native_action(completion: Completion, tools: tuple[str, ...] = TOOLS) -> Action:
     """The action of a reply with native tool calls (the first call; the others are not run); a reply
     without any falls back to a text action, so a model that writes its call as text still works."""
     calls: list[ToolCall] = completion.tool_calls or []
     text = completion.content or ""
     if not calls:
-        action = text_action(text)
+        action = text_action(text, tools)
         action.problems = [p for p in action.problems if "THOUGHT" not in p]
         if action.tool is None:
-            action.problems = [
-                "call exactly one of the tools (bash, view, search, validate, submit)"
-            ]
+            action.problems = [f"call exactly one of the tools ({', '.join(tools)})"]
         return action
     first = calls[0]
     action = Action(
@@ -123,7 +123,7 @@ def native_action(completion: Completion) -> Action:
         call_id=first.id,
         unanswered=[c.id for c in calls[1:]],
     )
-    if first.name not in TOOLS:
+    if first.name not in tools:
         action.problems.append(f"there is no tool named {first.name[:60]!r}")
         return action
     try:

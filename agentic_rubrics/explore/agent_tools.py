@@ -8,7 +8,7 @@ The loop's own words (exit status, the page note, turns left) stay outside the f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agentic_rubrics.exceptions import RubricError, SandboxError
 from agentic_rubrics.explore import tools
@@ -37,6 +37,18 @@ class Run:
     sandbox: Sandbox
     steps: list[dict[str, Any]] = field(default_factory=list)
     warned: bool = False
+
+
+class AgentTools(Protocol):
+    """How an agent's tool calls run (the rubric agent's :class:`Tools`, the proxy author's)."""
+
+    def turns_left(self, turn: int) -> int | None:
+        """The turns left, when the loop says them."""
+        ...
+
+    async def run(self, run: Run, tool: str, argument: str, turn: int) -> tuple[str, Any]:
+        """The observation, and the work's result when this call ends it (else ``None``)."""
+        ...
 
 
 class InvalidAtLastTurn(Exception):

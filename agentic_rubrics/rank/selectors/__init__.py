@@ -46,6 +46,7 @@ BUILTIN: dict[str, str] = {
     "patch_classifier": "agentic_rubrics.rank.selectors.patch_classifier:PatchClassifierSelector",
     "offline": "agentic_rubrics.rank.selectors.offline:OfflineSelector",
     "offline_content": "agentic_rubrics.rank.selectors.offline_content:OfflineContentSelector",
+    "similarity": "agentic_rubrics.rank.selectors.similarity:SimilaritySelector",
 }
 """The selectors that ship with the package: name -> ``module:attribute`` (a class or an instance)."""
 
