@@ -198,3 +198,27 @@ def test_repeats_take_the_majority_and_a_tie_is_a_split_vote() -> None:
 
     got = rate(drifting, {"a": patch_of(2)}, "sim-repeats", repeats=3)
     assert got["a"].rating == 4 and sorted(got["a"].ratings) == [2, 4, 4]
+
+
+# --------------------------------------------------------------------------- the selector
+
+
+class Stored:
+    def __init__(self, record: Any) -> None:
+        self.instance_id = "t-1"
+        self.scores: dict[str, Any] = {"a": None, "b": None, "c": None, "d": None}
+        self.baselines = {} if record is None else {"similarity": record}
+
+
+def test_the_selector_ranks_by_the_normalised_rating_and_never_invents_one() -> None:
+    from agentic_rubrics.exceptions import DataError
+    from agentic_rubrics.rank.selectors import get_selector
+
+    selector = get_selector("similarity")
+    record = {"status": "graded", "value": {"a": 1.0, "b": 0.25, "c": None, "d": True}}
+    assert selector.ranking(Stored(record)) == {"a": 1.0, "b": 0.25, "c": None, "d": None}
+    hostile = {"value": {"a": "0.5", "b": 2.0, "c": -1, "d": float("nan")}}
+    assert set(selector.ranking(Stored(hostile)).values()) == {None}
+    for broken in (None, {"value": [1, 2]}, "graded"):
+        with pytest.raises(DataError, match="similarity"):
+            selector.ranking(Stored(broken))
