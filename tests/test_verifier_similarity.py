@@ -98,6 +98,59 @@ def test_an_author_that_changes_nothing_is_told_once_then_leaves_an_empty_proxy(
     assert "not changed any file" in told
 
 
+def scripted_solve(name: str, turns: list[str], **kw: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """A scripted author (one fenced block a turn, the last one repeated) in the bubblewrap sandbox;
+    the patch, or the ExplorationFailed, and the steps."""
+    from agentic_rubrics.exceptions import ExplorationFailed
+    from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        return Reply(content=f"THOUGHT: step {turn}.\n\n{turns[min(turn, len(turns) - 1)]}")
+
+    author = ProxyAuthor(LLM(LLMConfig(model=register_script(f"local/{name}", script))), **kw)
+
+    async def go() -> tuple[Any, list[dict[str, Any]]]:
+        async with BubblewrapSandbox(EXAMPLE.repo_dir) as sb:
+            try:
+                return await author.solve(EXAMPLE.task, sb)
+            except ExplorationFailed as failed:
+                return failed, failed.steps
+
+    return asyncio.run(go())
+
+
+EDIT = "```bash\nprintf 'x = 1\\n' >> pagewise/constants.py && rm -f pagewise/errors.py\n```"
+
+
+@require_bwrap
+def test_an_author_out_of_turns_leaves_its_diff_as_it_stood() -> None:
+    patch, steps = scripted_solve("out-of-turns", [EDIT, "```bash\nls\n```"], max_turns=3)
+    assert isinstance(patch, ProxyPatch) and not patch.submitted and len(steps) == 3
+    changed = {(f.old_path, f.new_path) for f in parse_patch(patch.diff).files}
+    assert changed == {
+        ("pagewise/constants.py", "pagewise/constants.py"),
+        ("pagewise/errors.py", None),  # a deleted file is part of the proxy
+    }
+
+
+@require_bwrap
+def test_a_diff_over_its_bound_is_cut_and_said_so() -> None:
+    big = "```bash\nseq 1 20000 > numbers.txt\n```"
+    patch, _ = scripted_solve("big-diff", [big, "```submit\n```"], max_patch_chars=5000)
+    assert patch.truncated and patch.submitted and len(patch.diff) <= 6000
+
+
+@require_bwrap
+def test_an_author_that_destroys_the_snapshot_gets_no_proxy() -> None:
+    from agentic_rubrics.exceptions import ExplorationFailed
+
+    hostile = "```bash\nrm -rf ~/.proxy-base.git && echo gone\n```"
+    failed, steps = scripted_solve("no-snapshot", [EDIT, hostile, "```submit\n```"], max_turns=4)
+    assert isinstance(failed, ExplorationFailed) and failed.reason == "diff_failed"
+    assert steps[-1]["tool"] == "submit"  # each submit answered: the tool failed
+
+
 # --------------------------------------------------------------------------- the judge
 
 PROXY = "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
