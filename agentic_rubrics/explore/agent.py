@@ -62,6 +62,14 @@ class AgentExplorer:
     """The model-driven explorer (``--explorer agent``)."""
 
     name = "agent"
+    prompt_name = "rubric_agent"
+    """The prompt (prompts/<name>.yaml): the role the agent plays."""
+    phase = "explore"
+    """What its model calls are counted under."""
+    file = RUBRIC_FILE
+    """The file it writes and submits."""
+    invalid = "invalid_rubric"
+    """The reason when the last turn submits an invalid file."""
 
     def __init__(
         self,
@@ -75,8 +83,15 @@ class AgentExplorer:
         self.llm = llm
         self.max_turns = max_turns
         self.tool_calls = tool_calls
-        self.prompt = load_prompt("rubric_agent")
-        self.tools = Tools(self.prompt, max_turns, command_timeout, max_observation)
+        self.prompt = load_prompt(self.prompt_name)
+        self.tools = Tools(
+            self.prompt, max_turns, command_timeout, max_observation, self.file, self.validate
+        )
+
+    @staticmethod
+    def validate(text: str) -> tuple[Any, str, str]:
+        """The submitted file's text -> (its content, or ``None``; errors; warnings)."""
+        return validate_text(text)
 
     @property
     def native(self) -> bool:
@@ -95,7 +110,7 @@ class AgentExplorer:
                 raise ExplorationFailed("context_window", run.steps)
             try:
                 return await self.llm.complete(
-                    convo.messages, phase="explore", task=run.task.instance_id, **params
+                    convo.messages, phase=self.phase, task=run.task.instance_id, **params
                 )
             except BudgetExceeded as exc:
                 raise ExplorationFailed("budget", run.steps) from exc
@@ -148,6 +163,12 @@ class AgentExplorer:
         self, task: Task, sandbox: Sandbox | None
     ) -> tuple[Rubric, list[dict[str, Any]]]:
         """Run the agent to a valid, submitted rubric; raise ExplorationFailed otherwise."""
+        rubric, steps = await self.loop(task, sandbox)
+        return rubric, steps
+
+    async def loop(self, task: Task, sandbox: Sandbox | None) -> tuple[Any, list[dict[str, Any]]]:
+        """Run the agent to a valid, submitted file (what :meth:`validate` made of it); raise
+        ExplorationFailed otherwise."""
         if sandbox is None:
             raise ExplorationFailed("no_repository", [])
         native = self.native
@@ -186,7 +207,7 @@ class AgentExplorer:
             try:
                 observation, rubric = await self.tools.run(run, action.tool, action.argument, turn)
             except InvalidAtLastTurn:
-                raise ExplorationFailed("invalid_rubric", run.steps) from None
+                raise ExplorationFailed(self.invalid, run.steps) from None
             except SandboxError as exc:
                 observation, rubric = f"The tool failed: {exc}", None
             if rubric is not None:

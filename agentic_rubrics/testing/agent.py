@@ -1,4 +1,5 @@
-"""A fake model that plays every role of a run: rubric agent, issue-only writer, judge, classifier.
+"""A fake model that plays every role of a run: rubric agent, issue-only writer, test writer
+(:mod:`agentic_rubrics.testing.tests_agent`), judge, classifier.
 
 :func:`fake_model` reads each request as a real model would — the system prompt says which role — and
 answers from the conversation alone (no state between requests, so any number of tasks can share it):
@@ -22,6 +23,7 @@ import re
 from typing import Any
 
 from agentic_rubrics.testing.replies import Reply, Script, judge_answer, message_text
+from agentic_rubrics.testing.tests_agent import ROLE, tests_turn
 
 __all__ = ["fake_model", "rubric_yaml"]
 
@@ -194,7 +196,7 @@ def _found(observations: list[str]) -> tuple[str | None, str | None, int]:
     return None, None, 1
 
 
-def _agent_turn(body: dict[str, Any]) -> Reply:
+def _agent_turn(body: dict[str, Any], role: str = "rubric") -> Reply:
     messages = list(body.get("messages") or [])
     if "system" in body:  # Anthropic's shape: the system prompt apart, tool results in user turns
         messages.insert(0, {"role": "system", "content": body["system"]})
@@ -203,6 +205,8 @@ def _agent_turn(body: dict[str, Any]) -> Reply:
     observations = [message_text(m) for m in messages[2:] if m.get("role") in ("user", "tool")]
     names = issue_names(issue)
     path, symbol, line = _found(observations)
+    if role == "tests":
+        return tests_turn(body, turn, issue, names, observations, path)
     last = observations[-1] if observations else ""
     action: tuple[str, dict[str, Any]]
     if turn == 1:
@@ -251,6 +255,8 @@ def fake_model(value: int = 1) -> Script:
             return Reply(content=f"```yaml\n{text}```")
         if "write a grading rubric" in system:
             return _agent_turn(body)
+        if ROLE in system:
+            return _agent_turn(body, "tests")
         if "Does this patch resolve the issue?" in message_text(messages[-1] if messages else {}):
             return Reply(content="YES 0.9" if value else "NO 0.1")
         return judge(body, number)
