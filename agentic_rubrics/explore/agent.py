@@ -65,9 +65,15 @@ class AgentExplorer:
 
     name = "agent"
     prompt_name = "rubric_agent"
+    """The prompt (prompts/<name>.yaml): the role the agent plays."""
     tool_names: tuple[str, ...] = TOOLS
+    """The tools it may call."""
     phase = "explore"
-    """The phase its model calls are accounted under."""
+    """What its model calls are counted under."""
+    file = RUBRIC_FILE
+    """The file it writes and submits."""
+    invalid = "invalid_rubric"
+    """The reason when the last turn submits an invalid file."""
 
     def __init__(
         self,
@@ -82,7 +88,14 @@ class AgentExplorer:
         self.max_turns = max_turns
         self.tool_calls = tool_calls
         self.prompt = load_prompt(self.prompt_name)
-        self.tools: AgentTools = Tools(self.prompt, max_turns, command_timeout, max_observation)
+        self.tools: AgentTools = Tools(
+            self.prompt, max_turns, command_timeout, max_observation, self.file, self.validate
+        )
+
+    @staticmethod
+    def validate(text: str) -> tuple[Any, str, str]:
+        """The submitted file's text -> (its content, or ``None``; errors; warnings)."""
+        return validate_text(text)
 
     @property
     def native(self) -> bool:
@@ -154,6 +167,12 @@ class AgentExplorer:
         self, task: Task, sandbox: Sandbox | None
     ) -> tuple[Rubric, list[dict[str, Any]]]:
         """Run the agent to a valid, submitted rubric; raise ExplorationFailed otherwise."""
+        rubric, steps = await self.loop(task, sandbox)
+        return rubric, steps
+
+    async def loop(self, task: Task, sandbox: Sandbox | None) -> tuple[Any, list[dict[str, Any]]]:
+        """Run the agent to a valid, submitted file (what :meth:`validate` made of it); raise
+        ExplorationFailed otherwise."""
         if sandbox is None:
             raise ExplorationFailed("no_repository", [])
         rubric, steps = await self._loop(Run(task, sandbox))
@@ -198,7 +217,7 @@ class AgentExplorer:
             try:
                 observation, rubric = await self.tools.run(run, action.tool, action.argument, turn)
             except InvalidAtLastTurn:
-                raise ExplorationFailed("invalid_rubric", run.steps) from None
+                raise ExplorationFailed(self.invalid, run.steps) from None
             except SandboxError as exc:
                 observation, rubric = f"The tool failed: {exc}", None
             if rubric is not None:  # the work's result (a rubric, a proxy patch)

@@ -109,7 +109,11 @@ class ProxyAuthor(AgentExplorer):
         )
         self.max_patch_chars = max_patch_chars
         self.tools = SolveTools(
-            self.prompt, max_turns, command_timeout, max_observation, max_patch_chars
+            self.prompt,
+            max_turns,
+            command_timeout,
+            max_observation,
+            max_patch_chars=max_patch_chars,
         )
 
     async def solve(self, task: Task, sandbox: Sandbox) -> tuple[ProxyPatch, list[dict[str, Any]]]:

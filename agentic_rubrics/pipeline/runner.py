@@ -26,6 +26,7 @@ from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.llm.spend import read_spending
 from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refusal
 from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
+from agentic_rubrics.pipeline.verifiers import artifact_verifiers
 from agentic_rubrics.report.problems import diagnose
 from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
 from agentic_rubrics.runfolder.folder import RunFolder
@@ -137,7 +138,7 @@ class _Job:
                 if t.instance_id in done and self.hook:
                     self.hook("skipped", t.instance_id, {"missing": 0})
         elif "explore" in stages:
-            todo = [t for t in tasks if not folder.rubric_status_path(t.instance_id).exists()]
+            todo = [t for t in tasks if not _explored(folder, config, t.instance_id)]
         else:
             todo = []
         if todo:
@@ -295,3 +296,13 @@ def _warn_unpriced(config: RunConfig) -> None:
                 model.model,
                 model.unpriced_usd_per_mtok,
             )
+
+
+def _explored(folder: RunFolder, config: RunConfig, instance_id: str) -> bool:
+    """Whether a task's rubric and every other verifier's artifact are written."""
+    if not folder.rubric_status_path(instance_id).exists():
+        return False
+    return all(
+        folder.artifact_status_path(v.folder, instance_id).exists()
+        for v in artifact_verifiers(config.verifiers)
+    )

@@ -50,6 +50,15 @@ def _cost_lines(cost: Cost, tasks: int) -> list[str]:
         f" more served from the cache; {int(cost.prompt_tokens)} prompt and"
         f" {int(cost.completion_tokens)} completion tokens"
     ]
+    run = cost.execution
+    if run:
+        per = run.get("cpu_seconds_per_candidate")
+        lines.append(
+            f"- Tests executed (no dollars): {run.get('cpu_seconds')} CPU-seconds over"
+            f" {run.get('runs')} runs of {run.get('tasks')} tasks"
+            f"{f' ({per} per candidate)' if per is not None else ''}, and"
+            f" {run.get('validation_cpu_seconds')} validating the scripts on the base trees"
+        )
     if cost.unknown_cost_calls:
         lines.append(
             f"- {int(cost.unknown_cost_calls)} calls could not be priced: the dollar figure leaves them"

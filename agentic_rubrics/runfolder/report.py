@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from agentic_rubrics.runfolder.comparisons import Comparisons
 from agentic_rubrics.runfolder.view import JsonView
@@ -234,6 +234,19 @@ class Cost(_Part):
     """Answers whose provider gave no usable token counts (their cost is unknown)."""
     unreadable_rows: int = 0
     """spend.jsonl lines that are no spend row (a torn write, a hand edit): skipped."""
+    execution: dict[str, Number | None] | None = None
+    """The tests verifier's execution, in CPU-seconds (not dollars): ``tasks``, ``runs``,
+    ``cpu_seconds`` (grading), ``cpu_seconds_per_candidate``, ``validation_cpu_seconds`` (the
+    script's runs on the base tree), ``unmeasured_runs`` (killed before their CPU could be read);
+    ``None`` when nothing was executed."""
+
+    @model_serializer(mode="wrap")
+    def _without_no_execution(self, handler: Any) -> Any:
+        # a run that executed nothing reports the cost it always did
+        out = handler(self)
+        if isinstance(out, dict) and out.get("execution", 0) is None:
+            del out["execution"]
+        return out
 
 
 class Similarity(_Part):

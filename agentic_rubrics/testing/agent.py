@@ -1,5 +1,6 @@
-"""A fake model that plays every role of a run: rubric agent, issue-only writer, judge, classifier,
-proxy-patch author and patch-similarity judge.
+"""A fake model that plays every role of a run: rubric agent, issue-only writer, test writer
+(:mod:`agentic_rubrics.testing.tests_agent`), judge, classifier, proxy-patch author and patch-similarity
+judge.
 
 :func:`fake_model` reads each request as a real model would — the system prompt says which role — and
 answers from the conversation alone (no state between requests, so any number of tasks can share it):
@@ -30,6 +31,7 @@ from typing import Any
 
 from agentic_rubrics.testing.replies import Reply, Script, judge_answer, message_text
 from agentic_rubrics.testing.similarity import ASKS, similarity_answer
+from agentic_rubrics.testing.tests_agent import ROLE, tests_turn
 
 __all__ = ["fake_model", "rubric_yaml"]
 
@@ -202,10 +204,12 @@ def _found(observations: list[str]) -> tuple[str | None, str | None, int]:
     return None, None, 1
 
 
-def _agent_turn(body: dict[str, Any]) -> Reply:
+def _agent_turn(body: dict[str, Any], role: str = "rubric") -> Reply:
     turn, issue, observations = _conversation(body)
     names = issue_names(issue)
     path, symbol, line = _found(observations)
+    if role == "tests":
+        return tests_turn(body, turn, issue, names, observations, path)
     last = observations[-1] if observations else ""
     action: tuple[str, dict[str, Any]]
     if turn == 1:
@@ -291,6 +295,8 @@ def fake_model(value: int = 1) -> Script:
             return Reply(content=f"```yaml\n{text}```")
         if "write a grading rubric" in system:
             return _agent_turn(body)
+        if ROLE in system:
+            return _agent_turn(body, "tests")
         if "Your job is to fix the issue" in system:
             return _proxy_turn(body)
         if ASKS in system:
