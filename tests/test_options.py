@@ -23,6 +23,7 @@ SAMPLES: dict[str, Any] = {
     "verifiers": "rubric,tests",
     "tests": Path("/tests"),
     "test_reruns": 2,
+    "proxies": Path("/proxies"),
     "explorer": "issue-only",
     "selectors": "random,rubric",
     "seed": 7,

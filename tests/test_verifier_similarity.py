@@ -5,6 +5,7 @@ sandbox), the batched similarity judge read defensively, the ``similarity`` sele
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -18,7 +19,7 @@ from agentic_rubrics.judge.similarity import SimilarityJudge, majority, normalis
 from agentic_rubrics.llm.door import LLM, LLMConfig
 from agentic_rubrics.patch import parse_patch
 from agentic_rubrics.testing import Reply, fake_model, register_script, scripted_calls
-from agentic_rubrics.testing.similarity import overlap_rating
+from agentic_rubrics.testing.similarity import ASKS, overlap_rating
 
 from .test_sandbox_bwrap import require_bwrap
 
@@ -260,7 +261,7 @@ class Stored:
     def __init__(self, record: Any) -> None:
         self.instance_id = "t-1"
         self.scores: dict[str, Any] = {"a": None, "b": None, "c": None, "d": None}
-        self.baselines = {} if record is None else {"similarity": record}
+        self.baselines = {} if record is None else {"proxy_similarity": record}
 
 
 def test_the_selector_ranks_by_the_normalised_rating_and_never_invents_one() -> None:
@@ -275,3 +276,233 @@ def test_the_selector_ranks_by_the_normalised_rating_and_never_invents_one() -> 
     for broken in (None, {"value": [1, 2]}, "graded"):
         with pytest.raises(DataError, match="similarity"):
             selector.ranking(Stored(broken))
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def run_cli(command: str, tasks: Path, out: Path, url: str, *extra: str) -> Any:
+    from typer.testing import CliRunner
+
+    from agentic_rubrics.cli.app import app
+
+    settings = out.parent / f"{out.name}-settings.yaml"
+    settings.write_text("bootstrap_resamples: 20\nplots: false\n")
+    args = [command, "--tasks", str(tasks), "--out", str(out), "--model", "openai/fake",
+            "--api-base", url, "--config", str(settings), "--verifiers", "rubric,similarity",
+            "--selectors", "rubric,similarity,random", "--quiet", *extra]  # fmt: skip
+    return CliRunner().invoke(app, args)
+
+
+def proxy_calls(srv: Any) -> int:
+    """Requests of the proxy-patch author the server answered."""
+    return sum("Your job is to fix the issue" in json.dumps(b) for b in srv.requests)
+
+
+def similarity_rows(out: Path, iid: str) -> list[dict[str, Any]]:
+    from agentic_rubrics.runfolder.files import read_jsonl
+
+    return [r for _, r in read_jsonl(out / "proxies" / iid / "similarity.jsonl")]
+
+
+def some_tasks(tmp_path: Path, ids: list[str]) -> Path:
+    from agentic_rubrics.datasets.bundled import write_tasks_jsonl
+
+    every = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
+    out = tmp_path / "tasks.jsonl"
+    out.write_text("".join(f"{x}\n" for x in every if json.loads(x)["instance_id"] in ids))
+    return out
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
+    """Every bundled task run with --verifiers rubric,similarity, the shipped fake over the loopback
+    server playing the judge, the proxy author and the similarity judge: tasks, run folder, and the
+    proxy author's requests."""
+    from agentic_rubrics.datasets.bundled import write_tasks_jsonl
+    from agentic_rubrics.testing import LoopbackServer
+
+    root = tmp_path_factory.mktemp("similarity-run")
+    tasks, out = write_tasks_jsonl(root / "tasks.jsonl"), root / "run"
+    with LoopbackServer(fake_model()) as srv:
+        result = run_cli("run", tasks, out, srv.url)
+        calls = proxy_calls(srv)
+    assert result.exit_code == 0, result.output
+    return tasks, out, calls
+
+
+@require_bwrap
+def test_a_run_writes_a_proxy_and_a_rating_for_every_candidate(
+    bundled: tuple[Path, Path, int],
+) -> None:
+    from agentic_rubrics.datasets.bundled import load_examples
+
+    _, out, calls = bundled
+    examples = load_examples()
+    assert calls == 4 * len(examples)  # find, search, edit, submit
+    rated = 0
+    for ex in examples:
+        iid = ex.task.instance_id
+        folder = out / "proxies" / iid
+        status = json.loads((folder / "status.json").read_text())
+        record = json.loads((folder / "proxy.json").read_text())
+        diff = (folder / "proxy.diff").read_text()
+        assert status["status"] == "ok" and record["source"] == "writer:proxy-agent", record
+        assert record["sha256"] == hashlib.sha256(diff.encode()).hexdigest()
+        assert (
+            record["turns"] == 4 and record["cost"]["proxy"]["calls"] == 4 and record["submitted"]
+        )
+        assert (folder / "trajectory.json").is_file()
+        rows = similarity_rows(out, iid)
+        assert [r["candidate_id"] for r in rows] == [c.id for c in ex.task.candidates]
+        for row, cand in zip(rows, ex.task.candidates, strict=True):
+            if not cand.patch.strip():
+                assert (row["origin"], row["reason"]) == ("missing", "empty_patch")
+                continue
+            # the fake's rating is a real comparison with the proxy on disk
+            assert row["origin"] == "judged", row
+            assert row["rating"] == overlap_rating(diff, cand.patch)
+            assert row["value"] == (row["rating"] - 1) / 4
+            rated += 1
+    assert rated > 50
+    report = json.loads((out / "report.json").read_text())
+    similarity = report["selectors"]["similarity"]
+    assert similarity["best_at_k"]["1"] is not None and similarity["roc_auc"] is not None
+
+
+@require_bwrap
+def test_given_proxies_are_reused_as_they_are(
+    bundled: tuple[Path, Path, int], tmp_path: Path
+) -> None:
+    import shutil
+
+    from agentic_rubrics.testing import LoopbackServer
+
+    tasks, first, _ = bundled
+    given = tmp_path / "given"
+    shutil.copytree(first / "proxies", given)
+    with LoopbackServer(fake_model()) as srv:
+        result = run_cli("run", tasks, tmp_path / "reused", srv.url, "--proxies", str(given))
+        assert result.exit_code == 0, result.output
+        assert proxy_calls(srv) == 0
+    for iid in ("harbourline__pagewise-214", "quillworks__durata-57"):
+        record = json.loads((tmp_path / "reused" / "proxies" / iid / "proxy.json").read_text())
+        assert record["source"] == "given" and record["status"] == "ok"
+        assert similarity_rows(tmp_path / "reused", iid) == similarity_rows(first, iid)
+
+
+@require_bwrap
+def test_a_resume_does_not_write_the_proxy_again(tmp_path: Path) -> None:
+    from agentic_rubrics.testing import LoopbackServer
+
+    iid = "quillworks__durata-57"
+    tasks, out = some_tasks(tmp_path, [iid]), tmp_path / "run"
+    with LoopbackServer(fake_model()) as srv:
+        assert run_cli("explore", tasks, out, srv.url).exit_code == 0
+        assert proxy_calls(srv) == 4
+    written = (out / "proxies" / iid / "proxy.diff").read_text()
+    assert not (out / "proxies" / iid / "similarity.jsonl").exists()  # explored, not judged
+    with LoopbackServer(fake_model()) as srv:
+        result = run_cli("run", tasks, out, srv.url)
+        assert result.exit_code == 0, result.output
+        assert proxy_calls(srv) == 0  # the proxy on disk is reused
+    assert (out / "proxies" / iid / "proxy.diff").read_text() == written
+    assert {r["origin"] for r in similarity_rows(out, iid)} <= {"judged", "missing"}
+    assert any(r["origin"] == "judged" for r in similarity_rows(out, iid))
+    # a proxy edited on disk after it was written is not trusted: it is written again
+    (out / "proxies" / iid / "proxy.diff").write_text(written + "\n")
+    (out / "progress.jsonl").write_text("")
+    with LoopbackServer(fake_model()) as srv:
+        assert run_cli("run", tasks, out, srv.url).exit_code == 0
+        assert proxy_calls(srv) == 4
+
+
+HOSTILE_PROXIES = {
+    "harbourline__pagewise-214": ("", "proxy_empty"),
+    "quillworks__durata-57": ("this is not a diff\n", "proxy_does_not_apply"),
+    "ferrow__bankdays-114": (
+        "--- a/bankdays/nothere.py\n+++ b/bankdays/nothere.py\n@@ -1 +1 @@\n-a\n+b\n",
+        "proxy_does_not_apply",
+    ),
+    "jmarsh__celltable-57": (None, "proxy_not_found"),
+}
+
+
+@require_bwrap
+def test_unusable_given_proxies_leave_every_candidate_missing_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    from agentic_rubrics.pipeline.config import RunConfig
+    from agentic_rubrics.pipeline.runner import run
+
+    given = tmp_path / "given"
+    for iid, (text, _) in HOSTILE_PROXIES.items():
+        if text is not None:
+            (given / iid).mkdir(parents=True)
+            (given / iid / "proxy.diff").write_text(text)
+    (given / "jmarsh__celltable-57").mkdir()  # a link out of DIR is never read
+    (given / "jmarsh__celltable-57" / "proxy.diff").symlink_to(
+        EXAMPLES_DIR / "ferrow__bankdays-114" / "gold.diff"
+    )
+    model = register_script("local/sim-hostile", fake_model())
+    config = RunConfig.model_validate(
+        {
+            "verifiers": ["rubric", "similarity"],
+            "proxies_dir": str(given),
+            "judge": {"kind": "llm", "model": {"model": model}},
+            "selectors": ["rubric", "similarity"],
+            "bootstrap_resamples": 0,
+            "plots": False,
+        }
+    )
+    out = tmp_path / "run"
+    run(some_tasks(tmp_path, list(HOSTILE_PROXIES)), out, config)
+    assert not any(ASKS in json.dumps(b) for b in scripted_calls(model))  # nothing rated
+    for iid, (_, reason) in HOSTILE_PROXIES.items():
+        status = json.loads((out / "proxies" / iid / "status.json").read_text())
+        assert (status["status"], status["reason"]) == ("failed", reason), iid
+        rows = similarity_rows(out, iid)
+        assert rows and all(r["origin"] == "missing" and r["reason"] == reason for r in rows)
+    report = json.loads((out / "report.json").read_text())
+    assert report["selectors"]["similarity"]["scored_candidates"]["n"] == 0
+
+
+def test_malformed_similarity_replies_in_a_run_are_missing_with_their_reasons(
+    tmp_path: Path,
+) -> None:
+    from agentic_rubrics.pipeline.config import RunConfig
+    from agentic_rubrics.pipeline.runner import run
+
+    iid = "harbourline__pagewise-214"
+    given = tmp_path / "given" / iid
+    given.mkdir(parents=True)
+    gold = (EXAMPLES_DIR / iid / "gold.diff").read_text()
+    (given / "proxy.diff").write_text(gold)
+    fake = fake_model()
+    garbage = iter(["not json", '{"C1": 9, "C2": "3", "C3": 2.5}', '{"C2": 4}'])
+
+    def script(body: dict[str, Any], n: int) -> Reply:
+        if ASKS in json.dumps(body.get("messages", [])[:1]):
+            return Reply(content=next(garbage, "{}"))
+        return fake(body, n)
+
+    model = register_script("local/sim-garbage", script)
+    config = RunConfig.model_validate(
+        {
+            "verifiers": ["rubric", "similarity"],
+            "proxies_dir": str(tmp_path / "given"),
+            "judge": {"kind": "llm", "model": {"model": model}},
+            "similarity": {"candidates_per_call": 3, "concurrency": 1},
+            "selectors": ["similarity", "rubric"],
+            "bootstrap_resamples": 0,
+            "plots": False,
+        }
+    )
+    out = tmp_path / "run"
+    run(some_tasks(tmp_path, [iid]), out, config)
+    rows = similarity_rows(out, iid)
+    reasons = {r["reason"] for r in rows if r["origin"] == "missing"}
+    assert reasons >= {"unparsable_reply", "invalid_value"}, rows
+    assert all(r["rating"] is None for r in rows if r["origin"] == "missing")
+    assert all(1 <= r["rating"] <= 5 for r in rows if r["origin"] == "judged")
+    assert json.loads((out / "report.json").read_text())["selectors"]["similarity"]

@@ -75,7 +75,7 @@ class SolveTools(Tools):
         if tool != "submit":
             return await super().run(run, tool, argument, turn)
         diff, truncated = await workspace_diff(run.sandbox, self.max_patch_chars)
-        run.steps[-1].update(diff_chars=len(diff), truncated=truncated)
+        run.steps[-1].update(output_chars=len(diff), truncated=truncated)
         if diff.strip() or truncated or run.warned or turn >= self.max_turns:
             return "", ProxyPatch(diff, submitted=True, truncated=truncated)
         run.warned = True

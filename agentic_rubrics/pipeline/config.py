@@ -15,6 +15,7 @@ from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig, StaticExplorerConfig
 from agentic_rubrics.judge.judges import JudgeConfig
+from agentic_rubrics.judge.similarity import SimilarityConfig
 from agentic_rubrics.pipeline.executors import ExecutorConfig, LocalExecutorConfig, executor_section
 from agentic_rubrics.pipeline.verifiers import (
     DEFAULT_VERIFIERS,
@@ -64,6 +65,13 @@ class RunConfig(BaseModel):
     having the agent write one."""
     tests: Annotated[TestsConfig, _CLI_RESULTS] = Field(default_factory=TestsConfig)
     """How the ``tests`` verifier runs its script (interpreter, limits, reruns)."""
+    proxies_dir: Annotated[str | None, _CLI_RESULTS] = None
+    """Reuse ``DIR/<instance_id>/proxy.diff`` as the ``similarity`` verifier's proxy patch instead of
+    having the agent write one."""
+    similarity: Annotated[SimilarityConfig, Effect("results")] = Field(
+        default_factory=SimilarityConfig
+    )
+    """How the ``similarity`` verifier writes its proxy and rates candidates against it."""
     repos: Annotated[RepoConfig, _CLI_SPEED] = Field(default_factory=RepoConfig)
     """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
     seed: Annotated[int, _CLI_REPORT] = Field(default=0, ge=0)
@@ -113,6 +121,9 @@ class RunConfig(BaseModel):
                 extra = ["tests", "hybrid"] if "rubric" in verifiers else ["tests"]
                 chosen = [*(extra if "rubric" not in verifiers else []), *chosen]
                 chosen += [s for s in extra if s not in chosen]
+            if isinstance(verifiers, list) and "similarity" in verifiers:  # leads when alone
+                alone = not {"rubric", "tests"} & set(verifiers)
+                chosen = ["similarity", *chosen] if alone else [*chosen, "similarity"]
             if kind == "llm" or chosen != list(BASE_SELECTORS):
                 return {**data, "selectors": chosen}
         return data
@@ -121,6 +132,10 @@ class RunConfig(BaseModel):
     def _consistent(self) -> RunConfig:
         check_names(self.selectors)
         check_verifiers(self.verifiers)
+        if "similarity" in self.verifiers and self.judge.model is None:
+            raise ValueError(
+                "the similarity verifier needs a judge model (--model or --judge-model)"
+            )
         if self.judge.kind == "llm" and self.judge.model is None:
             raise ValueError("judge.kind 'llm' needs judge.model (or --judge-model / --model)")
         for name in self.model_selectors():
@@ -141,6 +156,8 @@ class RunConfig(BaseModel):
             names.append("judge")
         names += [p for s in self.model_selectors() for p in get_selector(s).prompts]
         names += [p for v in self.written_verifiers() for p in get_verifier(v).prompts]
+        if "similarity" in self.verifiers:  # its judge; its author unless the proxies are given
+            names += ["similarity_judge", *(["proxy_agent"] if self.proxies_dir is None else [])]
         return {name: load_prompt(name).hash for name in names}
 
     def written_verifiers(self) -> list[str]:
@@ -163,6 +180,8 @@ class RunConfig(BaseModel):
             data.pop("verifiers"), data.pop("tests_dir"), data.pop("tests")
         elif "tests" not in self.verifiers:
             data.pop("tests_dir"), data.pop("tests")
+        if "similarity" not in self.verifiers:
+            data.pop("proxies_dir"), data.pop("similarity")
         data["repos"] = {"fetch": self.repos.url_template is not None}
         data["model_selectors"] = self.model_selectors()
         if self.judge.kind == "llm" and self.judge.repeats > 1:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 VERIFIERS: dict[str, str] = {
     "rubric": "agentic_rubrics.pipeline.verifiers:RUBRIC",
     "tests": "agentic_rubrics.pipeline.tests_verifier:TestsVerifier",
+    "similarity": "agentic_rubrics.pipeline.similarity_verifier:SimilarityVerifier",
 }
 """The verifiers a run may name: name -> ``module:attribute`` (a class or an instance)."""
 DEFAULT_VERIFIERS = ("rubric",)

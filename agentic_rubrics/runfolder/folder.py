@@ -27,7 +27,7 @@ from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.text import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Verdict
 
-ARTIFACT_FOLDERS = ("tests",)
+ARTIFACT_FOLDERS = ("tests", "proxies")
 """The folders of the verifiers' artifacts other than ``rubrics/`` (``<folder>/<safe id>/``)."""
 
 

@@ -1,7 +1,7 @@
 """The patch-similarity selector: each candidate's closeness to the task's proxy patch.
 
 The ``similarity`` verifier (:mod:`agentic_rubrics.pipeline.similarity_verifier`) stores, per task,
-under ``baselines`` ``similarity``: the proxy's ``status`` and ``reason`` and each candidate's ``value``,
+under ``baselines`` ``proxy_similarity``: the proxy's ``status`` and ``reason`` and each candidate's ``value``,
 its 1-5 rating normalised to 0-1 (``(rating - 1) / 4``), or ``None`` with its reason in ``reasons``
 (``proxy_empty``, ``invalid_value``, ``split_vote`` ...). A missing value ranks last and is never 0.
 """
@@ -13,7 +13,7 @@ from typing import Any
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.rank.selectors import BaseSelector, Ranking, RankingInput, stored
 
-FEATURE = "similarity"
+FEATURE = "proxy_similarity"
 """The key of the verifier's record in a task's ``baselines``."""
 
 
