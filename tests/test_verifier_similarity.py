@@ -506,3 +506,43 @@ def test_malformed_similarity_replies_in_a_run_are_missing_with_their_reasons(
     assert all(r["rating"] is None for r in rows if r["origin"] == "missing")
     assert all(1 <= r["rating"] <= 5 for r in rows if r["origin"] == "judged")
     assert json.loads((out / "report.json").read_text())["selectors"]["similarity"]
+
+
+class Clobbering:
+    """A verifier storing its record under a key a selector's features already use."""
+
+    name = "clobbering"
+    folder = "clobbering"
+    prompts: tuple[str, ...] = ()
+
+    def earlier(self, folder: Any, instance_id: str) -> None:
+        return None
+
+    async def run(self, task: Any, ctx: Any, earlier: Any, *, grade: bool) -> tuple[Any, Any]:
+        from agentic_rubrics.pipeline.verifiers import Graded
+        from agentic_rubrics.records import ArtifactRecord
+        from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
+
+        status = ArtifactStatus(
+            instance_id=task.instance_id, verifier=self.name, source="none", status="failed"
+        )
+        artifact = ArtifactRecord(
+            instance_id=task.instance_id, verifier=self.name, folder=self.folder, status=status
+        )
+        return artifact, Graded(baselines={"similarity": {"value": {}}})
+
+
+def test_a_verifier_record_never_replaces_a_selector_feature(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: a verifier storing ``similarity`` silently replaced self-consistency's record, and the
+    report failed later on a KeyError far from the cause."""
+    from agentic_rubrics.exceptions import DataError
+    from agentic_rubrics.pipeline import verifiers
+    from agentic_rubrics.pipeline.config import RunConfig
+    from agentic_rubrics.pipeline.runner import run
+
+    monkeypatch.setitem(verifiers.VERIFIERS, "clobbering", f"{__name__}:Clobbering")
+    config = RunConfig(verifiers=["rubric", "clobbering"], bootstrap_resamples=0, plots=False)
+    with pytest.raises(DataError, match=r"a verifier stores \['similarity'\], a selector's"):
+        run(some_tasks(tmp_path, ["quillworks__durata-57"]), tmp_path / "run", config)

@@ -20,6 +20,7 @@ from agentic_rubrics.datasets.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.datasets.repos import RepoTree
 from agentic_rubrics.exceptions import (
     AgenticRubricsError,
+    DataError,
     ExplorationFailed,
     ModelError,
     RepoError,
@@ -298,6 +299,9 @@ async def compute_task(
         edited = {"verdicts_changed": True} if plan.rows_changed else {}
     baselines = await baselines_for(public, ctx, repository)
     verified = await verify_task(public, ctx, artifacts or {}, grade=True)
+    clash = sorted(set(verified.baselines) & set(baselines))
+    if clash:  # it would replace that selector's record: its ranking, silently wrong
+        raise DataError(f"{task.instance_id}: a verifier stores {clash}, a selector's feature key")
     baselines.update(verified.baselines)
     judge_model = config.judge.model
     own_output = generator_warning(task, judge_model.model) if judge_model is not None else 0
