@@ -546,3 +546,27 @@ def test_a_verifier_record_never_replaces_a_selector_feature(
     config = RunConfig(verifiers=["rubric", "clobbering"], bootstrap_resamples=0, plots=False)
     with pytest.raises(DataError, match=r"a verifier stores \['similarity'\], a selector's"):
         run(some_tasks(tmp_path, ["quillworks__durata-57"]), tmp_path / "run", config)
+
+
+def test_the_configuration_names_the_verifier_and_hashes_it_only_when_used() -> None:
+    from agentic_rubrics.pipeline.config import RunConfig
+
+    judge = {"kind": "llm", "model": {"model": "openai/fake"}}
+    alone = RunConfig.model_validate({"verifiers": ["similarity"], "judge": judge})
+    assert alone.selectors[0] == "similarity"  # it leads when it is the only verifier
+    both = RunConfig.model_validate({"verifiers": ["rubric", "similarity"], "judge": judge})
+    assert both.selectors[0] == "rubric" and "similarity" in both.selectors
+    assert {"similarity_judge", "proxy_agent"} <= set(both.prompt_hashes())
+    given = RunConfig.model_validate({**both.model_dump(), "proxies_dir": "/p"})
+    assert "proxy_agent" not in given.prompt_hashes()
+    assert "similarity_judge" in given.prompt_hashes()
+    with pytest.raises(ValueError, match="similarity verifier needs a judge model"):
+        RunConfig.model_validate({"verifiers": ["rubric", "similarity"]})
+    # a run that does not name the verifier hashes as before, whatever its section says
+    plain = RunConfig.model_validate({"judge": judge})
+    tuned = RunConfig.model_validate({"judge": judge, "similarity": {"candidates_per_call": 2}})
+    assert plain.content_hash() == tuned.content_hash() != both.content_hash()
+    fewer = RunConfig.model_validate(
+        {**both.model_dump(), "similarity": {"candidates_per_call": 2}}
+    )
+    assert fewer.content_hash() != both.content_hash()
