@@ -25,6 +25,9 @@ _ANALYSIS = {
 # missing reasons that say nothing about the model (no model asked, by design)
 _NOT_MODEL = {"not_configured", "check_error", "empty_patch", "rubric_error", "no_verdict"}
 
+NOT_ASKED = "rubric_not_requested"
+"""The rubric of a run whose verifiers leave the rubric out (``--verifiers tests``)."""
+
 
 def _request_fix(failures: dict[str, int]) -> str:
     kinds = {k.split("/")[0] for k in failures}
@@ -197,7 +200,8 @@ def diagnose(report: Report) -> Problems:
     model_missing = {
         k: v for k, v in report.verdicts.missing_by_reason.items() if k not in _NOT_MODEL
     }
-    failed_rubrics = Counter(report.rubrics.failed)
+    # a run that measures with other verifiers alone asked for no rubric: none failed
+    failed_rubrics = Counter({k: v for k, v in report.rubrics.failed.items() if k != NOT_ASKED})
     _phase_failures(report, model_missing, failed_rubrics, out)
     _analysis_failures(report, out)
     _partial_failures(report, model_missing, failed_rubrics, out)
@@ -338,7 +342,7 @@ def explore_problems(statuses: list[RubricStatus], url: str | None = None) -> Pr
     """For ``explore`` alone: every rubric failed is fatal, some failed is a warning per reason
     (``url``: the repositories' URL template in force, see :func:`rubric_fix`)."""
     out = Problems()
-    failed = Counter(str(s.reason) for s in statuses if s.status != "ok")
+    failed = Counter(str(s.reason) for s in statuses if s.status != "ok" and s.reason != NOT_ASKED)
     examples = explorer_examples(
         (s.instance_id, s.reason, s.turns, s.last_validation_error)
         for s in statuses
