@@ -118,6 +118,10 @@ class _Job:
                     {i for i, p in plans.items() if p.redo_rubric == redo_rubric},
                     rubrics=redo_rubric,
                 )
+            for iid, plan in plans.items():
+                status = folder.artifact_status("tests", iid) if plan.redo_tests else None
+                if status is not None and status.status != "ok":  # written again
+                    folder.artifact_status_path("tests", iid).unlink()
         explore_only = "judge" not in stages
         if "judge" in stages:
             done = folder.progress()
