@@ -221,6 +221,8 @@ def test_the_fake_test_writer_runs_end_to_end_and_sees_no_candidate(tmp_path: Pa
         assert "def test_the_module_imports" in script
         trajectory = json.loads((folder.artifact_dir("tests", iid) / "trajectory.json").read_text())
         assert [s["tool"] for s in trajectory["steps"]][:3] == ["bash", "search", "bash"]
+        last = trajectory["steps"][-1]  # the script came as the submit's content
+        assert last["tool"] == "submit" and last["argument"].strip() == script.strip()
         record = folder.progress()[iid].baselines["tests"]
         assert set(record["pass_rate"]) == {c.id for c in examples[iid].task.candidates}
         if status.validation.status == "excluded":  # every candidate says why, none scores 0
@@ -542,3 +544,44 @@ def test_the_hybrid_without_labels_enough_uses_its_documented_default_weight() -
     assert ranking == {"a": 0.5, "b": 0.5, "c": 0.5, "d": 0.625}
     fitted = hybrid.fitted_on(["t"])
     assert fitted is not None and fitted["rubric_weight"] == 0.5
+
+
+def test_the_test_writers_submit_carries_the_script_and_is_checked() -> None:
+    import asyncio
+
+    from agentic_rubrics.explore.agent_actions import CONTENT_SUBMIT, native_action, tool_schemas
+    from agentic_rubrics.explore.agent_tools import Run, Tools
+    from agentic_rubrics.explore.test_writer import TestWriterAgent, check_script
+    from agentic_rubrics.payloads import Completion, ToolCall
+    from agentic_rubrics.prompts import load_prompt
+
+    prompt = load_prompt("tests_agent")
+    submit = next(
+        t for t in tool_schemas(prompt, CONTENT_SUBMIT) if t["function"]["name"] == "submit"
+    )
+    assert list(submit["function"]["parameters"]["properties"]) == ["content"]
+    rubric_submit = next(t for t in tool_schemas(prompt) if t["function"]["name"] == "submit")
+    assert (
+        rubric_submit["function"]["parameters"]["properties"] == {}
+    )  # the rubric agent's is unchanged
+    good = "def test_x():\n    assert False\n"
+    call = ToolCall(id="1", name="submit", arguments=json.dumps({"content": good}))
+    action = native_action(Completion(content="", tool_calls=[call]), CONTENT_SUBMIT)
+    assert (action.tool, action.argument, action.problems) == ("submit", good, [])
+
+    class NoFile:  # a sandbox without test_issue.py: the submitted content is what is checked
+        workdir = "/workspace"
+
+        async def read_file(self, path: str, *, max_bytes: int = 200_000) -> str:
+            raise AssertionError("the file is not read when the submit carries the script")
+
+    tools = Tools(prompt, 30, 5.0, 2000, "test_issue.py", TestWriterAgent.validate, content=True)
+    run = Run(task=None, sandbox=NoFile())  # type: ignore[arg-type]
+    run.steps.append({})
+    observation, accepted = asyncio.run(tools.run(run, "submit", good, 3))
+    assert accepted == good
+    observation, accepted = asyncio.run(tools.run(run, "submit", "def broken(:\n", 3))
+    assert accepted is None and "not valid Python" in observation
+    assert check_script("X = 1\n")[1].endswith(
+        "defines no test (a top-level function named test_...)"
+    )

@@ -23,6 +23,7 @@ from agentic_rubrics.exceptions import (
 from agentic_rubrics.explore.agent_actions import (
     TOOLS,
     Action,
+    Parameters,
     assistant_message,
     native_action,
     text_action,
@@ -70,6 +71,8 @@ class AgentExplorer:
     """The file it writes and submits."""
     invalid = "invalid_rubric"
     """The reason when the last turn submits an invalid file."""
+    parameters: Parameters | None = None
+    """Its tools' arguments, when not the rubric agent's (the test writer's submit takes content)."""
 
     def __init__(
         self,
@@ -87,6 +90,7 @@ class AgentExplorer:
         self.tools = Tools(
             self.prompt, max_turns, command_timeout, max_observation, self.file, self.validate
         )
+        self.tools.content = self.parameters is not None and bool(self.parameters["submit"])
 
     @staticmethod
     def validate(text: str) -> tuple[Any, str, str]:
@@ -153,7 +157,7 @@ class AgentExplorer:
                 "content": p.render("instance", issue=task.problem_statement, **variables),
             },
         ]
-        schemas = tool_schemas(p) if native else []
+        schemas = tool_schemas(p, self.parameters) if native else []
         budget = context_budget(self.llm.config, self.llm.traits)
         return Conversation(
             messages, budget=budget, prompt=p, fixed_tokens=estimate_tokens(schemas)
@@ -172,12 +176,15 @@ class AgentExplorer:
         if sandbox is None:
             raise ExplorationFailed("no_repository", [])
         native = self.native
-        schemas = tool_schemas(self.prompt) if native else None
+        schemas = tool_schemas(self.prompt, self.parameters) if native else None
         convo = self._start(task, sandbox, native)
         run = Run(task, sandbox)
         for turn in range(1, self.max_turns + 1):
             completion = await self._ask(convo, schemas, run)
-            action = native_action(completion) if native else text_action(completion.content or "")
+            if native:
+                action = native_action(completion, self.parameters)
+            else:
+                action = text_action(completion.content or "")
             convo.add_assistant(assistant_message(completion, native), turn)
             step: dict[str, Any] = {
                 "turn": turn,
