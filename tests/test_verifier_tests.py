@@ -131,6 +131,8 @@ def test_the_hidden_tests_as_the_artifact_give_the_labels_and_the_oracle(hidden_
     solvable = sum(1 for t in labels.values() if any(t.values())) / len(labels)
     assert tests_figures["realised_best_at_1"] == pytest.approx(solvable)
     assert tests_figures["roc_auc"] == 1.0
+    assert report["verifiers"]["tests"]["graded"] == len(labels)
+    assert report["verifiers"]["tests"]["missing_candidates"] == {}
     # the hybrid's weight is chosen by cross-validation over the labelled instances: the executed
     # tests are right every time here, so it leans on them (and picks as well)
     hybrid = report["fitted_weights"]["hybrid"]
@@ -316,7 +318,7 @@ def test_hostile_and_signal_free_scripts_leave_every_candidate_missing_and_the_r
     for name, (source, _) in HOSTILE_SCRIPTS.items():
         (given / f"case-{name}").mkdir(parents=True)
         (given / f"case-{name}" / "test_issue.py").write_text(source)
-    run(tasks, tmp_path / "run", _limited(given))
+    finished = run(tasks, tmp_path / "run", _limited(given))
     baselines = _baselines(tmp_path / "run")
     assert set(baselines) == {f"case-{n}" for n in HOSTILE_SCRIPTS}  # every task finished
     for name, (_, reason) in HOSTILE_SCRIPTS.items():
@@ -331,6 +333,18 @@ def test_hostile_and_signal_free_scripts_leave_every_candidate_missing_and_the_r
     assert not Path("/usr/agentic-escape").exists()
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["selectors"]["tests"]["scored_candidates"]["n"] == 0
+    reasons: dict[str, int] = {}
+    for _, reason in HOSTILE_SCRIPTS.values():
+        reasons[reason] = reasons.get(reason, 0) + 1
+    summary = report["verifiers"]["tests"]
+    assert summary["graded"] == 0 and summary["excluded"] == dict(sorted(reasons.items()))
+    assert summary["missing_candidates"] == {k: 2 * v for k, v in sorted(reasons.items())}
+    # the run could not do the job it was asked: the command exits non-zero and says why
+    from agentic_rubrics.report.problems import diagnose
+
+    assert finished is not None
+    assert any("tests verifier scored no candidate" in f for f in diagnose(finished).fatal)
+    assert "Tests verifier: 0 of 10 tasks graded" in (tmp_path / "run" / "report.md").read_text()
 
 
 @needs_sandbox

@@ -185,6 +185,26 @@ def _report_examples(report: Report) -> dict[str, str]:
     )
 
 
+def _tests_failures(report: Report, out: Problems) -> None:
+    """The tests verifier scored no candidate (fatal), or left tasks or candidates without a score."""
+    tests = (report.verifiers or {}).get("tests")
+    if not tests:
+        return
+    missing = tests["missing_candidates"]
+    if not tests["scored_candidates"]:
+        out.fatal.append(
+            f"The tests verifier scored no candidate ({tests['tasks']} tasks; candidates missing:"
+            f" {_counts(missing)}). Look at tests/<instance_id>/status.json (the script's validation)"
+            " and outcomes.jsonl; resuming retries the transient failures."
+        )
+    elif missing:
+        out.warnings.append(
+            f"The tests verifier has no score for {sum(missing.values())} candidates"
+            f" ({_counts(missing)}); {tests['tasks'] - tests['graded']} of {tests['tasks']} tasks"
+            f" had no valid script ({_counts(tests['excluded']) or 'none'})"
+        )
+
+
 def _examples_text(examples: dict[str, str]) -> str:
     """What the explorer did, per reason (empty when it was no model explorer)."""
     return "".join(f" {reason}: {text}." for reason, text in sorted(examples.items()))
@@ -203,6 +223,7 @@ def diagnose(report: Report) -> Problems:
     # a run that measures with other verifiers alone asked for no rubric: none failed
     failed_rubrics = Counter({k: v for k, v in report.rubrics.failed.items() if k != NOT_ASKED})
     _phase_failures(report, model_missing, failed_rubrics, out)
+    _tests_failures(report, out)
     _analysis_failures(report, out)
     _partial_failures(report, model_missing, failed_rubrics, out)
     _trust_warnings(report, out)
