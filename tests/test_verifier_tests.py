@@ -599,3 +599,17 @@ def test_the_test_writers_submit_carries_the_script_and_is_checked() -> None:
     assert check_script("X = 1\n")[1].endswith(
         "defines no test (a top-level function named test_...)"
     )
+
+
+@needs_sandbox
+def test_judging_with_the_tests_verifier_alone_needs_no_rubric(tmp_path: Path) -> None:
+    example = next(e for e in load_examples() if e.task.instance_id == PAGEWISE)
+    tasks = _variant_tasks(
+        tmp_path, {"alone": [(c.id, c.patch) for c in example.task.candidates[:1]]}
+    )
+    given = tmp_path / "given" / "case-alone"
+    shutil.copytree(example.folder / "hidden_tests", given)
+    report = run(tasks, tmp_path / "run", _limited(given.parent), stages=("judge", "report"))
+    assert report is not None and report["primary_selector"] == "tests"
+    record = _baselines(tmp_path / "run")["case-alone"]["tests"]
+    assert record["status"] == "graded" and record["pass_rate"]["c01"] is not None

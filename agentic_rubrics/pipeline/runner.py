@@ -132,6 +132,7 @@ class _Job:
                     for t in todo
                     if not folder.rubric_status_path(t.instance_id).exists()
                     and config.rubrics_dir is None
+                    and "rubric" in config.verifiers
                 ]
                 if unexplored:
                     raise ConfigError(
