@@ -23,6 +23,7 @@ from agentic_rubrics.exceptions import (
 from agentic_rubrics.explore.agent_actions import (
     TOOLS,
     Action,
+    Parameters,
     assistant_message,
     native_action,
     text_action,
@@ -74,6 +75,8 @@ class AgentExplorer:
     """The file it writes and submits."""
     invalid = "invalid_rubric"
     """The reason when the last turn submits an invalid file."""
+    parameters: Parameters | None = None
+    """Its tools' arguments, when not the rubric agent's (the test writer's submit takes content)."""
 
     def __init__(
         self,
@@ -88,9 +91,11 @@ class AgentExplorer:
         self.max_turns = max_turns
         self.tool_calls = tool_calls
         self.prompt = load_prompt(self.prompt_name)
-        self.tools: AgentTools = Tools(
+        tools = Tools(
             self.prompt, max_turns, command_timeout, max_observation, self.file, self.validate
         )
+        tools.content = self.parameters is not None and bool(self.parameters["submit"])
+        self.tools: AgentTools = tools
 
     @staticmethod
     def validate(text: str) -> tuple[Any, str, str]:
@@ -157,7 +162,7 @@ class AgentExplorer:
                 "content": p.render("instance", issue=task.problem_statement, **variables),
             },
         ]
-        schemas = tool_schemas(p, self.tool_names) if native else []
+        schemas = tool_schemas(p, self.parameters, self.tool_names) if native else []
         budget = context_budget(self.llm.config, self.llm.traits)
         return Conversation(
             messages, budget=budget, prompt=p, fixed_tokens=estimate_tokens(schemas)
@@ -182,12 +187,14 @@ class AgentExplorer:
         """Turns until a tool call ends the work: what its tool returned, and the steps."""
         task, sandbox, tools = run.task, run.sandbox, self.tool_names
         native = self.native
-        schemas = tool_schemas(self.prompt, tools) if native else None
+        schemas = tool_schemas(self.prompt, self.parameters, tools) if native else None
         convo = self._start(task, sandbox, native)
         for turn in range(1, self.max_turns + 1):
             completion = await self._ask(convo, schemas, run)
-            text = completion.content or ""
-            action = native_action(completion, tools) if native else text_action(text, tools)
+            if native:
+                action = native_action(completion, self.parameters, tools)
+            else:
+                action = text_action(completion.content or "", tools)
             convo.add_assistant(assistant_message(completion, native), turn)
             step: dict[str, Any] = {
                 "turn": turn,

@@ -68,6 +68,8 @@ class Tools:
     """The file the agent writes, validates and submits."""
     validator: Callable[[str], tuple[Any, str, str]] = validate_text
     """The file's text -> (what it holds, or ``None``; its errors; its warnings), one per line."""
+    content: bool = False
+    """A submit may carry the file's content (then that is what is checked, not the file)."""
 
     def turns_left(self, turn: int) -> int | None:
         """The turns left, said every five turns and in the last two."""
@@ -82,7 +84,8 @@ class Tools:
             SandboxError: the sandbox failed (the loop tells the model).
         """
         if tool in ("validate", "submit"):
-            return await self._validate(run, tool, turn)
+            given = argument if tool == "submit" and self.content and argument.strip() else None
+            return await self._validate(run, tool, turn, given)
         p = self.prompt
         left = self.turns_left(turn)
         if tool == "view":
@@ -113,12 +116,14 @@ class Tools:
         )
         return obs, None
 
-    async def _validate(self, run: Run, tool: str, turn: int) -> tuple[str, Any]:
+    async def _validate(
+        self, run: Run, tool: str, turn: int, given: str | None = None
+    ) -> tuple[str, Any]:
         """``validate`` or ``submit``: the validator's answer, or the rubric a submit got accepted."""
         p = self.prompt
         left = self.turns_left(turn)
         try:
-            text = await run.sandbox.read_file(self.file)
+            text = given if given is not None else await run.sandbox.read_file(self.file)
         except SandboxError:
             text = None
         if text is None:

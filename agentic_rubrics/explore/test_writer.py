@@ -1,7 +1,8 @@
 """The test-writing agent (the ``tests`` verifier's writer): the rubric agent's loop and tools in
 another role (``prompts/tests_agent.yaml``). It explores the repository in the sandbox, writes
 ``test_issue.py`` — a standalone pytest script that fails on the unpatched repository and passes once
-the issue is fixed — and submits it; the file is checked (Python that defines tests) and the checker's
+the issue is fixed — and submits it, with the script as the submit's content (without one, the file as
+written is submitted); the script is checked (Python that defines tests) and the checker's
 errors go back while turns remain. It is shown the task's issue and repository only: the pipeline hands
 it a task with no candidates, and it never reads the gold patch or hidden tests (no sandbox mounts them).
 """
@@ -12,6 +13,7 @@ import ast
 from typing import Any
 
 from agentic_rubrics.explore.agent import AgentExplorer
+from agentic_rubrics.explore.agent_actions import CONTENT_SUBMIT
 from agentic_rubrics.protocols import Sandbox
 from agentic_rubrics.types import Task
 
@@ -62,6 +64,7 @@ class TestWriterAgent(AgentExplorer):
     phase = "tests_writer"
     file = TEST_FILE
     invalid = "invalid_tests"
+    parameters = CONTENT_SUBMIT  # its submit carries the script (else test_issue.py as written)
 
     @staticmethod
     def validate(text: str) -> tuple[Any, str, str]:

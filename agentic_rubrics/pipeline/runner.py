@@ -118,6 +118,10 @@ class _Job:
                     {i for i, p in plans.items() if p.redo_rubric == redo_rubric},
                     rubrics=redo_rubric,
                 )
+            for iid, plan in plans.items():
+                status = folder.artifact_status("tests", iid) if plan.redo_tests else None
+                if status is not None and status.status != "ok":  # written again
+                    folder.artifact_status_path("tests", iid).unlink()
         explore_only = "judge" not in stages
         if "judge" in stages:
             done = folder.progress()
@@ -128,6 +132,7 @@ class _Job:
                     for t in todo
                     if not folder.rubric_status_path(t.instance_id).exists()
                     and config.rubrics_dir is None
+                    and "rubric" in config.verifiers
                 ]
                 if unexplored:
                     raise ConfigError(

@@ -21,7 +21,7 @@ from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
 from agentic_rubrics.report.compare import compare
 from agentic_rubrics.report.repeats import repeat_stability
-from agentic_rubrics.report.results import TaskResult, rank_tasks, run_cost
+from agentic_rubrics.report.results import TaskResult, rank_tasks, run_cost, verifier_summary
 from agentic_rubrics.report.selection import choose, primary_reason, primary_weights
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
@@ -203,6 +203,7 @@ def build_report_and_results(
         "random_at_k": metrics.mean(metrics.random_at_k(_ys(t)) for t in labelled),
         **repeat_stability(results, policy, seed),
         "cost": run_cost(folder.spend_path, results, cfg.max_cost_usd),
+        "verifiers": verifier_summary(results),
         "similarity": similarity_summary(t.progress.baselines for t in results),
         "comparisons": compare(labelled, chosen, ks, cis) if labelled and ks else None,
         "verdicts_changed": sorted(t.instance_id for t in results if t.verdicts_changed),

@@ -42,6 +42,18 @@ def _repeat_lines(report: Report) -> list[str]:
     ]
 
 
+def _tests_lines(report: Report) -> list[str]:
+    tests = (report.verifiers or {}).get("tests")
+    if not tests:
+        return []
+    excluded = ", ".join(f"{k} {v}" for k, v in tests["excluded"].items()) or "none"
+    missing = ", ".join(f"{k} {v}" for k, v in tests["missing_candidates"].items()) or "none"
+    return [
+        f"- Tests verifier: {tests['graded']} of {tests['tasks']} tasks graded (scripts excluded:"
+        f" {excluded}); {tests['scored_candidates']} candidates scored, missing: {missing}"
+    ]
+
+
 def _cost_lines(cost: Cost, tasks: int) -> list[str]:
     lines = [
         f"- Cost of the whole run (every process and resume): ${cost.usd:.4f}"
@@ -181,6 +193,7 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
         + (" (nothing was judged more than once)" if report.flakiness is None else ""),
         *_repeat_lines(report),
         *_cost_lines(report.cost, report.counts.tasks),
+        *_tests_lines(report),
         "",
         *_plot_lines(plots or []),
         *_task_lines(report),

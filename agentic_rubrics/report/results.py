@@ -111,3 +111,36 @@ def run_cost(
             "unmeasured_runs": sum(int(g.get("unmeasured_runs", 0)) for g in grading),
         }
     return out
+
+
+def verifier_summary(results: list[TaskResult]) -> dict[str, Any] | None:
+    """The tests verifier over the run (``None`` when it did not run): how many tasks it graded, why
+    the others were excluded, and its candidates with and without a score (by reason)."""
+    records = [t.progress.baselines["tests"] for t in results if "tests" in t.progress.baselines]
+    records = [r for r in records if isinstance(r, dict)]
+    if not records:
+        return None
+    excluded: dict[str, int] = {}
+    missing: dict[str, int] = {}
+    scored = 0
+    for record in records:
+        if record.get("status") != "graded":
+            why = str(record.get("reason"))
+            excluded[why] = excluded.get(why, 0) + 1
+        rates, reasons = record.get("pass_rate") or {}, record.get("reasons") or {}
+        for cid, rate in rates.items():
+            if isinstance(rate, int | float):
+                scored += 1
+            else:
+                why = str(reasons.get(cid))
+                missing[why] = missing.get(why, 0) + 1
+    graded = sum(1 for r in records if r.get("status") == "graded")
+    return {
+        "tests": {
+            "tasks": len(records),
+            "graded": graded,
+            "excluded": dict(sorted(excluded.items())),
+            "scored_candidates": scored,
+            "missing_candidates": dict(sorted(missing.items())),
+        }
+    }

@@ -371,6 +371,9 @@ class Report(JsonView, _Part):
     selection_changes_between_repeats: Rate | None
     """Tasks whose rubric pick changes between repeats."""
     cost: Cost
+    verifiers: dict[str, dict[str, Any]] | None = None
+    """Per verifier other than the rubric (``tests``): ``tasks``, ``graded`` (tasks whose artifact
+    was valid), ``excluded`` and ``missing_candidates`` by reason, ``scored_candidates``."""
     """The run's model use."""
     similarity: Similarity | None
     """How agreement was measured (``None``: no task recorded it)."""
@@ -386,5 +389,6 @@ class Report(JsonView, _Part):
     """The plots' paths, relative to the run folder."""
 
     def to_json(self) -> dict[str, Any]:
-        """report.json's content."""
-        return self.model_dump(mode="json", by_alias=True)
+        """report.json's content (``verifiers`` only when a verifier other than the rubric ran)."""
+        out = self.model_dump(mode="json", by_alias=True)
+        return out if out.get("verifiers") else {k: v for k, v in out.items() if k != "verifiers"}

@@ -4,7 +4,7 @@ conversation alone like the rubric agent (:mod:`agentic_rubrics.testing.agent`).
 It lists the Python files, searches for the definitions of the names the issue mentions, writes
 ``test_issue.py`` — one test that the module it found imports, and one test per name the issue gives
 that the module must define (a name the issue asks for that the base lacks fails there) — validates it
-and submits. A real attempt derived from the issue and the repository, as simple as a rule makes it:
+and submits it as the submit's content. A real attempt derived from the issue and the repository, as simple as a rule makes it:
 nothing of a candidate, the gold patch or the hidden tests reaches it.
 """
 
@@ -70,6 +70,7 @@ def tests_turn(
     issue's text and the names it gives, the tools' outputs so far, and the first non-test file the
     search found."""
     last = observations[-1] if observations else ""
+    text = script(module_of(path) if path else None, names)
     action: tuple[str, dict[str, Any]]
     if turn == 1:
         action = ("bash", {"command": "find . -name '*.py' -not -path '*/.*' | sort | head -200"})
@@ -77,12 +78,11 @@ def tests_turn(
         action = ("search", {"pattern": rf"(def|class) ({'|'.join(names)})\b", "path": "."})
     elif turn <= 3:
         marker = "TESTS_" + hashlib.sha256(issue.encode("utf-8", "replace")).hexdigest()[:8]
-        text = script(module_of(path) if path else None, names)
         action = ("bash", {"command": f"cat > test_issue.py <<'{marker}'\n{text}{marker}"})
     elif turn == 4 or ("not valid yet" in last and turn < 6):
         action = ("validate", {})
     else:
-        action = ("submit", {})
+        action = ("submit", {"content": text})  # the script as the submit's content
     tool, args = action
     thought = (
         f"Turn {turn}: I look for the code the issue names ({', '.join(names)}) and write tests"
@@ -93,5 +93,6 @@ def tests_turn(
     block = {
         "bash": args.get("command", ""),
         "search": f"{args.get('pattern', '')}\n{args.get('path', '')}",
+        "submit": args.get("content", ""),
     }.get(tool, "")
     return Reply(content=f"THOUGHT: {thought}\n\n```{tool}\n{block}\n```")

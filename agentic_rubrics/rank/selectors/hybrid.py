@@ -6,7 +6,8 @@ them is ranked on the other, renormalised; missing both, it ranks last). The wei
 
 - with labels, on at least :data:`~agentic_rubrics.rank.fusion_fit.MIN_INSTANCES` labelled instances
   holding a resolved and an unresolved candidate, chosen by cross-validation over instances and fitted
-  (:func:`agentic_rubrics.rank.fusion_fit.fit`: each signal alone or both, by cross-validated Best@1);
+  (:func:`agentic_rubrics.rank.fusion_fit.fit`: each signal alone or both, by cross-validated Best@K
+  at K = the largest pool: the pick among all candidates);
   the report then says the run's figures for it are in-sample;
 - otherwise :data:`DEFAULT_RUBRIC_WEIGHT`.
 
@@ -73,7 +74,8 @@ class HybridSelector(BaseSelector):
             )
             return
         grouped, by = fusion_fit.grouped(informative)
-        fusion, config, scores = fusion_fit.fit(grouped, ["rubric", "tests"], 1, METHOD)
+        k = max(len(p.labels) for p in informative)  # the pick among all (Best@1 ranks nothing)
+        fusion, config, scores = fusion_fit.fit(grouped, ["rubric", "tests"], k, METHOD)
         total = sum(abs(w) for w in fusion.weights.values()) or 1.0
         self.fusion = fusion
         self.fit_instances = {p.instance_id for p in informative}
@@ -82,7 +84,8 @@ class HybridSelector(BaseSelector):
             "rubric_weight": round(abs(fusion.weights.get("rubric", 0.0)) / total, 6),
             "weights": {k: round(v, 6) for k, v in fusion.weights.items()},
             "configuration": config.describe(),
-            "cv_best_at_1": scores,
+            "k": k,
+            "cv_best_at_k": scores,
             "folds_by": by,
             "instances": len(informative),
         }
