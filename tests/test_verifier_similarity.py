@@ -368,6 +368,15 @@ def test_a_run_writes_a_proxy_and_a_rating_for_every_candidate(
     report = json.loads((out / "report.json").read_text())
     similarity = report["selectors"]["similarity"]
     assert similarity["best_at_k"]["1"] is not None and similarity["roc_auc"] is not None
+    empty = sum(1 for ex in examples for c in ex.task.candidates if not c.patch.strip())
+    assert report["verifiers"]["similarity"] == {
+        "tasks": len(examples),
+        "graded": len(examples),
+        "excluded": {},
+        "scored_candidates": rated,
+        "missing_candidates": {"empty_patch": empty},
+    }
+    assert "- Similarity verifier: 10 of 10 tasks graded" in (out / "report.md").read_text()
 
 
 @require_bwrap
@@ -465,6 +474,18 @@ def test_unusable_given_proxies_leave_every_candidate_missing_with_the_reason(
         assert rows and all(r["origin"] == "missing" and r["reason"] == reason for r in rows)
     report = json.loads((out / "report.json").read_text())
     assert report["selectors"]["similarity"]["scored_candidates"]["n"] == 0
+    summary = report["verifiers"]["similarity"]
+    assert summary["graded"] == 0 and summary["scored_candidates"] == 0
+    assert summary["excluded"] == {
+        "proxy_does_not_apply": 2,
+        "proxy_empty": 1,
+        "proxy_not_found": 1,
+    }
+    from agentic_rubrics.report.problems import diagnose
+    from agentic_rubrics.runfolder.report import Report
+
+    fatal = diagnose(Report.model_validate(report)).fatal
+    assert any("The similarity verifier scored no candidate" in f for f in fatal), fatal
 
 
 def test_malformed_similarity_replies_in_a_run_are_missing_with_their_reasons(

@@ -43,15 +43,19 @@ def _repeat_lines(report: Report) -> list[str]:
 
 
 def _tests_lines(report: Report) -> list[str]:
-    tests = (report.verifiers or {}).get("tests")
-    if not tests:
-        return []
-    excluded = ", ".join(f"{k} {v}" for k, v in tests["excluded"].items()) or "none"
-    missing = ", ".join(f"{k} {v}" for k, v in tests["missing_candidates"].items()) or "none"
-    return [
-        f"- Tests verifier: {tests['graded']} of {tests['tasks']} tasks graded (scripts excluded:"
-        f" {excluded}); {tests['scored_candidates']} candidates scored, missing: {missing}"
-    ]
+    lines = []
+    for name, artifact in (("tests", "scripts"), ("similarity", "proxies")):
+        found = (report.verifiers or {}).get(name)
+        if not found:
+            continue
+        excluded = ", ".join(f"{k} {v}" for k, v in found["excluded"].items()) or "none"
+        missing = ", ".join(f"{k} {v}" for k, v in found["missing_candidates"].items()) or "none"
+        lines.append(
+            f"- {name.capitalize()} verifier: {found['graded']} of {found['tasks']} tasks graded"
+            f" ({artifact} excluded: {excluded}); {found['scored_candidates']} candidates scored,"
+            f" missing: {missing}"
+        )
+    return lines
 
 
 def _cost_lines(cost: Cost, tasks: int) -> list[str]:

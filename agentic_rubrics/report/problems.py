@@ -185,24 +185,39 @@ def _report_examples(report: Report) -> dict[str, str]:
     )
 
 
+_VERIFIED = {
+    "tests": (
+        "script",
+        "tests/<instance_id>/status.json (the script's validation) and outcomes.jsonl",
+    ),
+    "similarity": (
+        "proxy",
+        "proxies/<instance_id>/proxy.json (why a proxy is missing) and similarity.jsonl",
+    ),
+}
+"""The verifiers other than the rubric: their artifact, and where to look when they scored nothing."""
+
+
 def _tests_failures(report: Report, out: Problems) -> None:
-    """The tests verifier scored no candidate (fatal), or left tasks or candidates without a score."""
-    tests = (report.verifiers or {}).get("tests")
-    if not tests:
-        return
-    missing = tests["missing_candidates"]
-    if not tests["scored_candidates"]:
-        out.fatal.append(
-            f"The tests verifier scored no candidate ({tests['tasks']} tasks; candidates missing:"
-            f" {_counts(missing)}). Look at tests/<instance_id>/status.json (the script's validation)"
-            " and outcomes.jsonl; resuming retries the transient failures."
-        )
-    elif missing:
-        out.warnings.append(
-            f"The tests verifier has no score for {sum(missing.values())} candidates"
-            f" ({_counts(missing)}); {tests['tasks'] - tests['graded']} of {tests['tasks']} tasks"
-            f" had no valid script ({_counts(tests['excluded']) or 'none'})"
-        )
+    """A verifier other than the rubric scored no candidate (fatal), or left some without a score (an
+    empty patch is no failure: nothing was asked)."""
+    for name, (artifact, where) in _VERIFIED.items():
+        found = (report.verifiers or {}).get(name)
+        if not found:
+            continue
+        missing = {k: v for k, v in found["missing_candidates"].items() if k != "empty_patch"}
+        if not found["scored_candidates"]:
+            out.fatal.append(
+                f"The {name} verifier scored no candidate ({found['tasks']} tasks; candidates"
+                f" missing: {_counts(found['missing_candidates'])}). Look at {where}; resuming"
+                " retries the transient failures."
+            )
+        elif missing:
+            out.warnings.append(
+                f"The {name} verifier has no score for {sum(missing.values())} candidates"
+                f" ({_counts(missing)}); {found['tasks'] - found['graded']} of {found['tasks']}"
+                f" tasks had no valid {artifact} ({_counts(found['excluded']) or 'none'})"
+            )
 
 
 def _examples_text(examples: dict[str, str]) -> str:

@@ -113,13 +113,24 @@ def run_cost(
     return out
 
 
+VERIFIER_RECORDS = {"tests": ("tests", "pass_rate"), "similarity": ("proxy_similarity", "value")}
+"""Each verifier other than the rubric: the key of its record in ``baselines``, and of its scores."""
+
+
 def verifier_summary(results: list[TaskResult]) -> dict[str, Any] | None:
-    """The tests verifier over the run (``None`` when it did not run): how many tasks it graded, why
-    the others were excluded, and its candidates with and without a score (by reason)."""
-    records = [t.progress.baselines["tests"] for t in results if "tests" in t.progress.baselines]
-    records = [r for r in records if isinstance(r, dict)]
-    if not records:
-        return None
+    """The verifiers other than the rubric over the run (``None`` when none ran): per verifier, how
+    many tasks it graded, why the others were excluded, and its candidates with and without a score
+    (by reason)."""
+    out: dict[str, Any] = {}
+    for name, (key, scores) in VERIFIER_RECORDS.items():
+        records = [t.progress.baselines[key] for t in results if key in t.progress.baselines]
+        records = [r for r in records if isinstance(r, dict)]
+        if records:
+            out[name] = _one_verifier(records, scores)
+    return out or None
+
+
+def _one_verifier(records: list[dict[str, Any]], scores: str) -> dict[str, Any]:
     excluded: dict[str, int] = {}
     missing: dict[str, int] = {}
     scored = 0
@@ -127,7 +138,7 @@ def verifier_summary(results: list[TaskResult]) -> dict[str, Any] | None:
         if record.get("status") != "graded":
             why = str(record.get("reason"))
             excluded[why] = excluded.get(why, 0) + 1
-        rates, reasons = record.get("pass_rate") or {}, record.get("reasons") or {}
+        rates, reasons = record.get(scores) or {}, record.get("reasons") or {}
         for cid, rate in rates.items():
             if isinstance(rate, int | float):
                 scored += 1
@@ -136,11 +147,9 @@ def verifier_summary(results: list[TaskResult]) -> dict[str, Any] | None:
                 missing[why] = missing.get(why, 0) + 1
     graded = sum(1 for r in records if r.get("status") == "graded")
     return {
-        "tests": {
-            "tasks": len(records),
-            "graded": graded,
-            "excluded": dict(sorted(excluded.items())),
-            "scored_candidates": scored,
-            "missing_candidates": dict(sorted(missing.items())),
-        }
+        "tasks": len(records),
+        "graded": graded,
+        "excluded": dict(sorted(excluded.items())),
+        "scored_candidates": scored,
+        "missing_candidates": dict(sorted(missing.items())),
     }

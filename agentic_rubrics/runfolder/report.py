@@ -372,7 +372,7 @@ class Report(JsonView, _Part):
     """Tasks whose rubric pick changes between repeats."""
     cost: Cost
     verifiers: dict[str, dict[str, Any]] | None = None
-    """Per verifier other than the rubric (``tests``): ``tasks``, ``graded`` (tasks whose artifact
+    """Per verifier other than the rubric (``tests``, ``similarity``): ``tasks``, ``graded`` (tasks whose artifact
     was valid), ``excluded`` and ``missing_candidates`` by reason, ``scored_candidates``."""
     """The run's model use."""
     similarity: Similarity | None
