@@ -45,3 +45,16 @@ CHECK_ERROR_DETAILS: Final[dict[str, str]] = {
     " run here and isolation was required",
 }
 """Why a check could not decide: the ``detail`` of a ``missing: check_error`` verdict."""
+
+SIMILARITY_REASONS: Final[dict[str, str]] = {
+    "proxy_empty": "the proxy author changed no file: there is nothing to compare candidates with",
+    "proxy_does_not_apply": "the proxy patch does not apply to the task's base tree",
+    "proxy_too_large": "the proxy patch is over its size bound (similarity.max_proxy_chars)",
+    "proxy_failed": "the proxy author wrote no patch (the detail after ':' says why: budget, model"
+    " error, no repository, sandbox error)",
+    "proxy_not_found": "--proxies DIR holds no proxy.diff for the task",
+    "invalid_text": "the candidate patch holds bytes that are not UTF-8 (or lone surrogates)",
+    "invalid_value": "the judge answered with something other than an integer from 1 to 5",
+}
+"""Why a candidate's patch-similarity rating is missing, beside :data:`MISSING_REASONS`'s reply and
+provider codes (``truncated``, ``unparsable_reply``, ``split_vote``, ``budget`` ...)."""

@@ -3,7 +3,8 @@
 An executor (this process, or a Ray worker) computes a :class:`TaskRecord` per task without touching the
 run folder and hands it back; the driver (:mod:`agentic_rubrics.pipeline.driver`) stores it. A record is plain
 data: it pickles to a Ray driver, and its parts are written as today's files of the run folder —
-``rubrics/<id>/rubrics.yaml`` and ``status.json``, ``trajectories/<id>.json``, then the rows of
+``rubrics/<id>/rubrics.yaml`` and ``status.json``, ``trajectories/<id>.json``, the other verifiers'
+artifacts (``tests/<id>/``), then the rows of
 ``patches.jsonl``, ``verdicts.jsonl`` and the ``progress.jsonl`` row that commits them.
 ``agentic-rubrics schema --run-folder`` prints :func:`run_folder_schema`.
 """
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from agentic_rubrics.runfolder.folder import safe_name
 from agentic_rubrics.runfolder.rows import PatchRow, ProgressRow, RubricStatus, ScoreRow, Trajectory
+from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus, TestRunRow
 from agentic_rubrics.types import SCHEMA, Rubric, Verdict
 
 RUN_FOLDER_SCHEMA = SCHEMA
@@ -63,6 +65,27 @@ class RubricRecord(BaseModel):
         return self._parsed
 
 
+class ArtifactRecord(BaseModel):
+    """A verifier's artifact for one task (other than the rubric): its files and its status."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance_id: str
+    """The task."""
+    verifier: str
+    """Which verifier (``tests``)."""
+    folder: str
+    """Its folder in the run folder (``tests``): the files go to ``<folder>/<safe id>/``."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """File name -> text (``test_issue.py`` ...); none when it failed."""
+    status: ArtifactStatus
+    """``status.json``, written last: the artifact is done."""
+    trajectory: Trajectory | None = None
+    """Its writer's trajectory (``<folder>/<safe id>/trajectory.json``), when trajectories are kept."""
+    fresh: bool = True
+    """False: it was already in the run folder (nothing to write)."""
+
+
 class TaskRecord(BaseModel):
     """Everything one finished task adds to the run folder (explored only, or explored and judged)."""
 
@@ -81,6 +104,11 @@ class TaskRecord(BaseModel):
     rubric status, each selector's features (``baselines``), cost by phase, seconds."""
     patches: list[dict[str, Any]] | None = None
     """``patches.jsonl`` rows (:class:`PatchRow`): the patches scored (what selections.jsonl submits)."""
+    artifacts: list[ArtifactRecord] = Field(default_factory=list)
+    """The other verifiers' artifacts (``tests/<id>/`` ...)."""
+    graded_files: dict[str, str] = Field(default_factory=dict)
+    """Run-folder-relative path -> text of what grading wrote (``tests/<id>/outcomes.jsonl``),
+    written before the progress row."""
     calls: int = 0
     """Model calls this task sent (for progress reports)."""
     usd: float = 0.0
@@ -102,4 +130,6 @@ def run_folder_schema() -> dict[str, Any]:
         "patch_row": PatchRow.model_json_schema(by_alias=True),
         "trajectory": Trajectory.model_json_schema(by_alias=True),
         "score_row": ScoreRow.model_json_schema(by_alias=True),
+        "artifact_status": ArtifactStatus.model_json_schema(by_alias=True),
+        "test_run_row": TestRunRow.model_json_schema(by_alias=True),
     }

@@ -20,6 +20,10 @@ from agentic_rubrics.pipeline.config import RunConfig, config_differences, load_
 # one value per option that sets something, unlike its default
 SAMPLES: dict[str, Any] = {
     "rubrics": Path("/rubrics"),
+    "verifiers": "rubric,tests",
+    "tests": Path("/tests"),
+    "test_reruns": 2,
+    "proxies": Path("/proxies"),
     "explorer": "issue-only",
     "selectors": "random,rubric",
     "seed": 7,

@@ -55,6 +55,9 @@ SAMPLE = {
     "more": True,
     "beyond": False,
     "cut_at": None,
+    "proxy": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+    "candidates": [{"id": "C1", "patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n"}],
+    "candidate_ids": ["C1"],
 }
 
 

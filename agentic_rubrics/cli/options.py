@@ -76,6 +76,38 @@ class RunOptions:
         typer.Option("--rubrics", help="Reuse DIR/<instance_id>/rubrics.yaml."),
         Sets("rubrics_dir", convert=_text),
     ] = None
+    verifiers: Annotated[
+        str | None,
+        typer.Option(
+            "--verifiers",
+            help="Comma-separated verifiers, each an artifact written once per task and graded per"
+            " candidate: rubric (judged), tests (a test script, executed), similarity (an agent's"
+            " proxy patch; a judge rates each candidate's closeness to it, 1-5).",
+        ),
+        Sets("verifiers", convert=_names),
+    ] = None
+    tests: Annotated[
+        Path | None,
+        typer.Option(
+            "--tests", help="Reuse DIR/<instance_id>/ (its test files) as the test script."
+        ),
+        Sets("tests_dir", convert=_text),
+    ] = None
+    test_reruns: Annotated[
+        int | None,
+        typer.Option(
+            "--test-reruns",
+            min=0,
+            max=10,
+            help="Extra runs of each candidate's tests; a test whose outcome flips is excluded.",
+        ),
+        Sets("tests.reruns"),
+    ] = None
+    proxies: Annotated[
+        Path | None,
+        typer.Option("--proxies", help="Reuse DIR/<instance_id>/proxy.diff as the proxy patch."),
+        Sets("proxies_dir", convert=_text),
+    ] = None
     config: Annotated[Path | None, typer.Option("--config", help="YAML file of run settings.")] = (
         None
     )

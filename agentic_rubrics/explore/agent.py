@@ -23,6 +23,7 @@ from agentic_rubrics.exceptions import (
 from agentic_rubrics.explore.agent_actions import (
     TOOLS,
     Action,
+    Parameters,
     assistant_message,
     native_action,
     text_action,
@@ -31,6 +32,7 @@ from agentic_rubrics.explore.agent_actions import (
 from agentic_rubrics.explore.agent_context import Conversation, estimate_tokens
 from agentic_rubrics.explore.agent_tools import (
     RUBRIC_FILE,
+    AgentTools,
     InvalidAtLastTurn,
     Run,
     Tools,
@@ -66,9 +68,22 @@ def _opening(schemas: list[dict[str, Any]] | None, turn: int) -> dict[str, Any]:
 
 
 class AgentExplorer:
-    """The model-driven explorer (``--explorer agent``)."""
+    """The model-driven explorer (``--explorer agent``); the proxy-patch author
+    (:mod:`agentic_rubrics.explore.solver`) is the same loop with another prompt and tool set."""
 
     name = "agent"
+    prompt_name = "rubric_agent"
+    """The prompt (prompts/<name>.yaml): the role the agent plays."""
+    tool_names: tuple[str, ...] = TOOLS
+    """The tools it may call."""
+    phase = "explore"
+    """What its model calls are counted under."""
+    file = RUBRIC_FILE
+    """The file it writes and submits."""
+    invalid = "invalid_rubric"
+    """The reason when the last turn submits an invalid file."""
+    parameters: Parameters | None = None
+    """Its tools' arguments, when not the rubric agent's (the test writer's submit takes content)."""
 
     def __init__(
         self,
@@ -82,8 +97,17 @@ class AgentExplorer:
         self.llm = llm
         self.max_turns = max_turns
         self.tool_calls = tool_calls
-        self.prompt = load_prompt("rubric_agent")
-        self.tools = Tools(self.prompt, max_turns, command_timeout, max_observation)
+        self.prompt = load_prompt(self.prompt_name)
+        tools = Tools(
+            self.prompt, max_turns, command_timeout, max_observation, self.file, self.validate
+        )
+        tools.content = self.parameters is not None and bool(self.parameters["submit"])
+        self.tools: AgentTools = tools
+
+    @staticmethod
+    def validate(text: str) -> tuple[Any, str, str]:
+        """The submitted file's text -> (its content, or ``None``; errors; warnings)."""
+        return validate_text(text)
 
     @property
     def native(self) -> bool:
@@ -102,7 +126,7 @@ class AgentExplorer:
                 raise ExplorationFailed("context_window", run.steps)
             try:
                 return await self.llm.complete(
-                    convo.messages, phase="explore", task=run.task.instance_id, **params
+                    convo.messages, phase=self.phase, task=run.task.instance_id, **params
                 )
             except BudgetExceeded as exc:
                 raise ExplorationFailed("budget", run.steps) from exc
@@ -148,7 +172,7 @@ class AgentExplorer:
                 "content": p.render("instance", issue=task.problem_statement, **variables),
             },
         ]
-        schemas = tool_schemas(p) if native else []
+        schemas = tool_schemas(p, self.parameters, self.tool_names) if native else []
         budget = context_budget(self.llm.config, self.llm.traits)
         return Conversation(
             messages, budget=budget, prompt=p, fixed_tokens=estimate_tokens(schemas)
@@ -158,15 +182,29 @@ class AgentExplorer:
         self, task: Task, sandbox: Sandbox | None
     ) -> tuple[Rubric, list[dict[str, Any]]]:
         """Run the agent to a valid, submitted rubric; raise ExplorationFailed otherwise."""
+        rubric, steps = await self.loop(task, sandbox)
+        return rubric, steps
+
+    async def loop(self, task: Task, sandbox: Sandbox | None) -> tuple[Any, list[dict[str, Any]]]:
+        """Run the agent to a valid, submitted file (what :meth:`validate` made of it); raise
+        ExplorationFailed otherwise."""
         if sandbox is None:
             raise ExplorationFailed("no_repository", [])
+        rubric, steps = await self._loop(Run(task, sandbox))
+        return rubric, steps
+
+    async def _loop(self, run: Run) -> tuple[Any, list[dict[str, Any]]]:
+        """Turns until a tool call ends the work: what its tool returned, and the steps."""
+        task, sandbox, tools = run.task, run.sandbox, self.tool_names
         native = self.native
-        schemas = tool_schemas(self.prompt) if native else None
+        schemas = tool_schemas(self.prompt, self.parameters, tools) if native else None
         convo = self._start(task, sandbox, native)
-        run = Run(task, sandbox)
         for turn in range(1, self.max_turns + 1):
             completion = await self._ask(convo, schemas, run)
-            action = native_action(completion) if native else text_action(completion.content or "")
+            if native:
+                action = native_action(completion, self.parameters, tools)
+            else:
+                action = text_action(completion.content or "", tools)
             message = assistant_message(completion, native)
             convo.add_assistant(message, turn)
             step: dict[str, Any] = {
@@ -199,10 +237,10 @@ class AgentExplorer:
             try:
                 observation, rubric = await self.tools.run(run, action.tool, action.argument, turn)
             except InvalidAtLastTurn:
-                raise ExplorationFailed("invalid_rubric", run.steps) from None
+                raise ExplorationFailed(self.invalid, run.steps) from None
             except SandboxError as exc:
                 observation, rubric = f"The tool failed: {exc}", None
-            if rubric is not None:
+            if rubric is not None:  # the work's result (a rubric, a proxy patch)
                 step["submitted"] = True
                 return rubric, run.steps
             # what a command printed (the environment of an unisolated sandbox ...) may hold a secret:

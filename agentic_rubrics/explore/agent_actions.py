@@ -18,17 +18,22 @@ from agentic_rubrics.payloads import Completion, ToolCall
 from agentic_rubrics.prompts import Prompt
 
 TOOLS = ("bash", "view", "search", "validate", "submit")
+SOLVE_TOOLS = ("bash", "view", "search", "submit")
+"""The proxy-patch author's tools: it edits with bash and submits its workspace's diff."""
 _BLOCK = re.compile(r"```([a-z]+)[ \t]*\n(.*?)```", re.S)
 _THOUGHT = re.compile(r"THOUGHT:\s*(\S.*?)(?=```|\Z)", re.S)
 
 # the arguments of each tool: (name, JSON type, required); descriptions live in the prompt file
-_PARAMETERS: dict[str, list[tuple[str, str, bool]]] = {
+Parameters = dict[str, list[tuple[str, str, bool]]]
+_PARAMETERS: Parameters = {
     "bash": [("command", "string", True)],
     "view": [("path", "string", True), ("start", "integer", False), ("end", "integer", False)],
     "search": [("pattern", "string", True), ("path", "string", False), ("page", "integer", False)],
     "validate": [],
     "submit": [],
 }
+CONTENT_SUBMIT: Parameters = {**_PARAMETERS, "submit": [("content", "string", False)]}
+"""The tools of an agent whose submit may carry the file's content (the test writer)."""
 
 
 @dataclass
@@ -45,15 +50,18 @@ class Action:
     """Ids of further native calls in the same reply: answered, not run (one call per turn)."""
 
 
-def tool_schemas(prompt: Prompt) -> list[dict[str, Any]]:
+def tool_schemas(
+    prompt: Prompt, parameters: Parameters | None = None, tools: tuple[str, ...] = TOOLS
+) -> list[dict[str, Any]]:
     """The tools in OpenAI's function format (litellm translates them for other providers)."""
+    table = parameters or _PARAMETERS
     out = []
-    for tool in TOOLS:
+    for tool in tools:
         props = {
             name: {"type": kind, "description": prompt.render(f"tool_{tool}_{name}").strip()}
-            for name, kind, _ in _PARAMETERS[tool]
+            for name, kind, _ in table[tool]
         }
-        required = [name for name, _, needed in _PARAMETERS[tool] if needed]
+        required = [name for name, _, needed in table[tool] if needed]
         out.append(
             {
                 "type": "function",
@@ -67,10 +75,10 @@ def tool_schemas(prompt: Prompt) -> list[dict[str, Any]]:
     return out
 
 
-def text_action(text: str) -> Action:
+def text_action(text: str, tools: tuple[str, ...] = TOOLS) -> Action:
     """The action of a text reply: a THOUGHT paragraph, then exactly one fenced tool block."""
     thought = _THOUGHT.search(text)
-    blocks = [(tool, body.strip()) for tool, body in _BLOCK.findall(text) if tool in TOOLS]
+    blocks = [(tool, body.strip()) for tool, body in _BLOCK.findall(text) if tool in tools]
     action = Action(thought=thought.group(1).strip() if thought else None)
     if thought is None:
         action.problems.append("the THOUGHT summary is missing")
@@ -81,9 +89,12 @@ def text_action(text: str) -> Action:
     return action
 
 
-def _argument(tool: str, args: dict[str, Any]) -> tuple[str, str | None]:
+def _argument(
+    tool: str, args: dict[str, Any], table: Parameters | None = None
+) -> tuple[str, str | None]:
     """A native call's arguments in the text form; or a problem."""
-    for name, kind, needed in _PARAMETERS[tool]:
+    table = table or _PARAMETERS
+    for name, kind, needed in table[tool]:
         value = args.get(name)
         if value is None:
             if needed:
@@ -101,21 +112,23 @@ def _argument(tool: str, args: dict[str, Any]) -> tuple[str, str | None]:
     if tool == "search":
         page = f"\npage: {args['page']}" if args.get("page") else ""
         return f"{args['pattern']}\n{args.get('path') or ''}".rstrip("\n") + page, None
+    if tool == "submit" and table[tool]:
+        return str(args.get("content") or ""), None
     return "", None
 
 
-def native_action(completion: Completion) -> Action:
+def native_action(
+    completion: Completion, parameters: Parameters | None = None, tools: tuple[str, ...] = TOOLS
+) -> Action:
     """The action of a reply with native tool calls (the first call; the others are not run); a reply
     without any falls back to a text action, so a model that writes its call as text still works."""
     calls: list[ToolCall] = completion.tool_calls or []
     text = completion.content or ""
     if not calls:
-        action = text_action(text)
+        action = text_action(text, tools)
         action.problems = [p for p in action.problems if "THOUGHT" not in p]
         if action.tool is None:
-            action.problems = [
-                "call exactly one of the tools (bash, view, search, validate, submit)"
-            ]
+            action.problems = [f"call exactly one of the tools ({', '.join(tools)})"]
         return action
     first = calls[0]
     action = Action(
@@ -123,7 +136,7 @@ def native_action(completion: Completion) -> Action:
         call_id=first.id,
         unanswered=[c.id for c in calls[1:]],
     )
-    if first.name not in TOOLS:
+    if first.name not in tools:
         action.problems.append(f"there is no tool named {first.name[:60]!r}")
         return action
     try:
@@ -133,7 +146,7 @@ def native_action(completion: Completion) -> Action:
     if not isinstance(args, dict):
         action.problems.append(f"the arguments of {first.name} must be a JSON object")
         return action
-    argument, problem = _argument(first.name, args)
+    argument, problem = _argument(first.name, args, parameters or _PARAMETERS)
     if problem is not None:
         action.problems.append(problem)
         return action

@@ -7,8 +7,9 @@ The loop's own words (exit status, the page note, turns left) stay outside the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from agentic_rubrics.exceptions import RubricError, SandboxError
 from agentic_rubrics.explore import tools
@@ -39,6 +40,18 @@ class Run:
     warned: bool = False
 
 
+class AgentTools(Protocol):
+    """How an agent's tool calls run (the rubric agent's :class:`Tools`, the proxy author's)."""
+
+    def turns_left(self, turn: int) -> int | None:
+        """The turns left, when the loop says them."""
+        ...
+
+    async def run(self, run: Run, tool: str, argument: str, turn: int) -> tuple[str, Any]:
+        """The observation, and the work's result when this call ends it (else ``None``)."""
+        ...
+
+
 class InvalidAtLastTurn(Exception):
     """The last turn's submit found the file invalid: no turn is left to fix it."""
 
@@ -51,13 +64,19 @@ class Tools:
     max_turns: int
     command_timeout: float
     max_observation: int
+    file: str = RUBRIC_FILE
+    """The file the agent writes, validates and submits."""
+    validator: Callable[[str], tuple[Any, str, str]] = validate_text
+    """The file's text -> (what it holds, or ``None``; its errors; its warnings), one per line."""
+    content: bool = False
+    """A submit may carry the file's content (then that is what is checked, not the file)."""
 
     def turns_left(self, turn: int) -> int | None:
         """The turns left, said every five turns and in the last two."""
         left = self.max_turns - turn
         return left if turn % 5 == 0 or left <= 2 else None
 
-    async def run(self, run: Run, tool: str, argument: str, turn: int) -> tuple[str, Rubric | None]:
+    async def run(self, run: Run, tool: str, argument: str, turn: int) -> tuple[str, Any]:
         """Run one tool call; the observation, and the rubric when a submit is accepted.
 
         Raises:
@@ -65,7 +84,8 @@ class Tools:
             SandboxError: the sandbox failed (the loop tells the model).
         """
         if tool in ("validate", "submit"):
-            return await self._validate(run, tool, turn)
+            given = argument if tool == "submit" and self.content and argument.strip() else None
+            return await self._validate(run, tool, turn, given)
         p = self.prompt
         left = self.turns_left(turn)
         if tool == "view":
@@ -96,18 +116,20 @@ class Tools:
         )
         return obs, None
 
-    async def _validate(self, run: Run, tool: str, turn: int) -> tuple[str, Rubric | None]:
+    async def _validate(
+        self, run: Run, tool: str, turn: int, given: str | None = None
+    ) -> tuple[str, Any]:
         """``validate`` or ``submit``: the validator's answer, or the rubric a submit got accepted."""
         p = self.prompt
         left = self.turns_left(turn)
         try:
-            text = await run.sandbox.read_file(RUBRIC_FILE)
+            text = given if given is not None else await run.sandbox.read_file(self.file)
         except SandboxError:
             text = None
         if text is None:
-            errors, warnings, rubric = f"{RUBRIC_FILE} does not exist yet.", "", None
+            errors, warnings, rubric = f"{self.file} does not exist yet.", "", None
         else:
-            rubric, errors, warnings = validate_text(text)
+            rubric, errors, warnings = self.validator(text)
         if errors:
             run.steps[-1]["validation"] = errors.splitlines()[0][:300]
         if tool == "submit" and rubric is not None and (not warnings or run.warned):
@@ -120,7 +142,7 @@ class Tools:
             "validation",
             errors=errors,
             warnings=warnings,
-            rubric_file=RUBRIC_FILE,
+            rubric_file=self.file,
             turns_left=left,
         )
         return obs, None

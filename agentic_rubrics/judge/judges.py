@@ -248,7 +248,7 @@ def read_reply(
     return values, reasons, extra
 
 
-_FAILURE_REASON = {
+FAILURE_REASON = {
     "transient": "provider_error",
     "bad_params": "provider_error",
     "bad_request": "provider_error",
@@ -327,7 +327,7 @@ class LLMJudge:
             return {}, dict.fromkeys(ids, "budget")
         except CallFailed as failure:
             log.warning("judge call failed for %s (%s): %s", task, failure.kind, failure)
-            return {}, dict.fromkeys(ids, _FAILURE_REASON.get(failure.kind, "provider_error"))
+            return {}, dict.fromkeys(ids, FAILURE_REASON.get(failure.kind, "provider_error"))
         values, reasons, extra = read_reply(completion, ids)
         if extra:
             self.extra_ids += len(extra)

@@ -156,7 +156,7 @@ the run: a provider refusing every request is misconfigured, not unlucky."""
 
 def setting_hint(message: str, phase: str) -> str:
     """The setting to change for a provider's refusal, by the parameter its message names."""
-    section = "explorer.model" if phase == "explore" else "judge.model"
+    section = "explorer.model" if phase in ("explore", "proxy") else "judge.model"
     lower = message.lower()
     for names, setting in _SETTINGS:
         if any(n in lower for n in names):

@@ -15,7 +15,14 @@ from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig, StaticExplorerConfig
 from agentic_rubrics.judge.judges import JudgeConfig
+from agentic_rubrics.judge.similarity import SimilarityConfig
 from agentic_rubrics.pipeline.executors import ExecutorConfig, LocalExecutorConfig, executor_section
+from agentic_rubrics.pipeline.verifiers import (
+    DEFAULT_VERIFIERS,
+    TestsConfig,
+    check_verifiers,
+    get_verifier,
+)
 from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
 from agentic_rubrics.rank.scoring import DecisionPolicy
 from agentic_rubrics.rank.selectors import check_names, get_selector, register_selector
@@ -47,6 +54,24 @@ class RunConfig(BaseModel):
     ``offline`` leads; with a judge model, ``rubric`` leads and ``patch_classifier`` joins."""
     rubrics_dir: Annotated[str | None, _CLI_RESULTS] = None
     """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
+    verifiers: Annotated[list[str], _CLI_RESULTS] = Field(
+        default_factory=lambda: list(DEFAULT_VERIFIERS)
+    )
+    """What candidates are measured with (:mod:`agentic_rubrics.pipeline.verifiers`): ``rubric``
+    (rubrics.yaml, judged), ``tests`` (a test script, executed); each writes its artifact once per
+    task."""
+    tests_dir: Annotated[str | None, _CLI_RESULTS] = None
+    """Reuse ``DIR/<instance_id>/`` (its test files) as the ``tests`` verifier's script instead of
+    having the agent write one."""
+    tests: Annotated[TestsConfig, _CLI_RESULTS] = Field(default_factory=TestsConfig)
+    """How the ``tests`` verifier runs its script (interpreter, limits, reruns)."""
+    proxies_dir: Annotated[str | None, _CLI_RESULTS] = None
+    """Reuse ``DIR/<instance_id>/proxy.diff`` as the ``similarity`` verifier's proxy patch instead of
+    having the agent write one."""
+    similarity: Annotated[SimilarityConfig, Effect("results")] = Field(
+        default_factory=SimilarityConfig
+    )
+    """How the ``similarity`` verifier writes its proxy and rates candidates against it."""
     repos: Annotated[RepoConfig, _CLI_SPEED] = Field(default_factory=RepoConfig)
     """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
     seed: Annotated[int, _CLI_REPORT] = Field(default=0, ge=0)
@@ -89,13 +114,28 @@ class RunConfig(BaseModel):
         if isinstance(data, dict) and "selectors" not in data:
             judge = data.get("judge") or {}
             kind = judge.get("kind") if isinstance(judge, dict) else getattr(judge, "kind", None)
-            if kind == "llm":
-                return {**data, "selectors": list(MODEL_SELECTORS)}
+            chosen = list(MODEL_SELECTORS if kind == "llm" else BASE_SELECTORS)
+            verifiers = data.get("verifiers")
+            if isinstance(verifiers, list) and "tests" in verifiers:
+                # the verifier's own selectors join the comparison (the rubric's lead stays first)
+                extra = ["tests", "hybrid"] if "rubric" in verifiers else ["tests"]
+                chosen = [*(extra if "rubric" not in verifiers else []), *chosen]
+                chosen += [s for s in extra if s not in chosen]
+            if isinstance(verifiers, list) and "similarity" in verifiers:  # leads when alone
+                alone = not {"rubric", "tests"} & set(verifiers)
+                chosen = ["similarity", *chosen] if alone else [*chosen, "similarity"]
+            if kind == "llm" or chosen != list(BASE_SELECTORS):
+                return {**data, "selectors": chosen}
         return data
 
     @model_validator(mode="after")
     def _consistent(self) -> RunConfig:
         check_names(self.selectors)
+        check_verifiers(self.verifiers)
+        if "similarity" in self.verifiers and self.judge.model is None:
+            raise ValueError(
+                "the similarity verifier needs a judge model (--model or --judge-model)"
+            )
         if self.judge.kind == "llm" and self.judge.model is None:
             raise ValueError("judge.kind 'llm' needs judge.model (or --judge-model / --model)")
         for name in self.model_selectors():
@@ -115,7 +155,16 @@ class RunConfig(BaseModel):
         if self.judge.kind == "llm":
             names.append("judge")
         names += [p for s in self.model_selectors() for p in get_selector(s).prompts]
+        names += [p for v in self.written_verifiers() for p in get_verifier(v).prompts]
+        if "similarity" in self.verifiers:  # its judge; its author unless the proxies are given
+            names += ["similarity_judge", *(["proxy_agent"] if self.proxies_dir is None else [])]
         return {name: load_prompt(name).hash for name in names}
+
+    def written_verifiers(self) -> list[str]:
+        """The verifiers (other than the rubric) whose artifact a model writes in this run."""
+        given = {"tests": self.tests_dir}
+        model = self.explorer.model_commands
+        return [v for v in self.verifiers if v != "rubric" and model and given.get(v) is None]
 
     def hashed(self) -> dict[str, Any]:
         """The settings that can change a finished task's result (what :meth:`content_hash` hashes):
@@ -126,6 +175,13 @@ class RunConfig(BaseModel):
         # commit is verified), whether repositories are fetched at all does; the selectors that call
         # the model; the seed when it orders the items of repeated judgements
         data = results_part(self, self.model_dump(mode="json"))
+        if self.verifiers == list(DEFAULT_VERIFIERS):
+            # a run of the rubric alone hashes as it did before verifiers were a setting
+            data.pop("verifiers"), data.pop("tests_dir"), data.pop("tests")
+        elif "tests" not in self.verifiers:
+            data.pop("tests_dir"), data.pop("tests")
+        if "similarity" not in self.verifiers:
+            data.pop("proxies_dir"), data.pop("similarity")
         data["repos"] = {"fetch": self.repos.url_template is not None}
         data["model_selectors"] = self.model_selectors()
         if self.judge.kind == "llm" and self.judge.repeats > 1:

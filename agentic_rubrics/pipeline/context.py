@@ -44,6 +44,8 @@ class RunContext:
     limiter: Limiter
     selector_model: Model | None = None
     """The judge model, for the selectors whose features call one (the patch classifier)."""
+    explorer_model: LLM | None = None
+    """The explorer's model, for the other verifiers' writers (the test-writing agent)."""
     models: list[LLM] = field(default_factory=list)
     redact: Callable[[Any], Any] = field(default_factory=Redactor)
     """Applied to everything of a task that is written: rubrics, trajectories."""
@@ -100,6 +102,7 @@ class RunContext:
         explorer_llm = llm_for(config.explorer.model) if config.explorer.model else None
         explorer = config.explorer.open(explorer_llm)
         ctx = cls(config, root / "cache", explorer, ChecksJudge(), ledger, limiter)
+        ctx.explorer_model = explorer_llm
         if config.judge.kind == "llm" and config.judge.model is not None:
             llm = llm_for(config.judge.model)
             ctx.judge = LLMJudge(llm, config.judge, seed=config.seed)

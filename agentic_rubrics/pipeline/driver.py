@@ -21,6 +21,7 @@ from agentic_rubrics.limits import LocalLimiter
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.context import RunContext, limiter_capacities
 from agentic_rubrics.pipeline.stages import Job, earlier_rubric, run_job
+from agentic_rubrics.pipeline.verify import earlier_artifacts
 from agentic_rubrics.records import TaskRecord
 from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
 from agentic_rubrics.runfolder.folder import RunFolder
@@ -100,8 +101,19 @@ def store(folder: RunFolder, record: TaskRecord) -> None:
                 folder.trajectory_path(rubric.instance_id), rubric.trajectory.to_json()
             )
         atomic_write_json(folder.rubric_status_path(rubric.instance_id), rubric.status.to_json())
+    for artifact in record.artifacts:
+        if not artifact.fresh:
+            continue
+        where = folder.artifact_dir(artifact.folder, artifact.instance_id)
+        for name, text in artifact.files.items():
+            atomic_write_text(where / name, text)
+        if artifact.trajectory is not None:
+            atomic_write_json(where / "trajectory.json", artifact.trajectory.to_json())
+        atomic_write_json(where / "status.json", artifact.status.to_json())  # last: it is done
     if record.judged:
         assert record.progress is not None  # a judged record always has its progress row
+        for path, text in record.graded_files.items():
+            atomic_write_text(folder.root / path, text)
         folder.record_task(record.verdict_rows, record.progress, record.patches)
 
 
@@ -168,7 +180,11 @@ async def run_tasks(
     executor = open_executor(config, folder.root, api_key, spent_before)
     jobs = [
         Job(
-            t, earlier_rubric(folder, t.instance_id), (plans or {}).get(t.instance_id), explore_only
+            t,
+            earlier_rubric(folder, t.instance_id),
+            (plans or {}).get(t.instance_id),
+            explore_only,
+            earlier_artifacts(folder, t.instance_id, config.verifiers),
         )
         for t in tasks
     ]

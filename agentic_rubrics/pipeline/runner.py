@@ -26,6 +26,7 @@ from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.llm.spend import read_spending
 from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refusal
 from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
+from agentic_rubrics.pipeline.verifiers import artifact_verifiers
 from agentic_rubrics.report.problems import diagnose
 from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
 from agentic_rubrics.runfolder.folder import RunFolder
@@ -117,6 +118,10 @@ class _Job:
                     {i for i, p in plans.items() if p.redo_rubric == redo_rubric},
                     rubrics=redo_rubric,
                 )
+            for iid, plan in plans.items():
+                status = folder.artifact_status("tests", iid) if plan.redo_tests else None
+                if status is not None and status.status != "ok":  # written again
+                    folder.artifact_status_path("tests", iid).unlink()
         explore_only = "judge" not in stages
         if "judge" in stages:
             done = folder.progress()
@@ -127,6 +132,7 @@ class _Job:
                     for t in todo
                     if not folder.rubric_status_path(t.instance_id).exists()
                     and config.rubrics_dir is None
+                    and "rubric" in config.verifiers
                 ]
                 if unexplored:
                     raise ConfigError(
@@ -137,7 +143,7 @@ class _Job:
                 if t.instance_id in done and self.hook:
                     self.hook("skipped", t.instance_id, {"missing": 0})
         elif "explore" in stages:
-            todo = [t for t in tasks if not folder.rubric_status_path(t.instance_id).exists()]
+            todo = [t for t in tasks if not _explored(folder, config, t.instance_id)]
         else:
             todo = []
         if todo:
@@ -295,3 +301,13 @@ def _warn_unpriced(config: RunConfig) -> None:
                 model.model,
                 model.unpriced_usd_per_mtok,
             )
+
+
+def _explored(folder: RunFolder, config: RunConfig, instance_id: str) -> bool:
+    """Whether a task's rubric and every other verifier's artifact are written."""
+    if not folder.rubric_status_path(instance_id).exists():
+        return False
+    return all(
+        folder.artifact_status_path(v.folder, instance_id).exists()
+        for v in artifact_verifiers(config.verifiers)
+    )

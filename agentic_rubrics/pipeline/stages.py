@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from agentic_rubrics.datasets.inputs import patch_rows, task_inputs, text_hash
 from agentic_rubrics.datasets.repos import RepoTree
 from agentic_rubrics.exceptions import (
     AgenticRubricsError,
+    DataError,
     ExplorationFailed,
     ModelError,
     RepoError,
@@ -28,7 +29,8 @@ from agentic_rubrics.exceptions import (
 )
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.judging import baselines_for, generator_warning, judge_task
-from agentic_rubrics.records import RubricRecord, TaskRecord
+from agentic_rubrics.pipeline.verify import verify_task
+from agentic_rubrics.records import ArtifactRecord, RubricRecord, TaskRecord
 from agentic_rubrics.rubric.checks_repo import repo_analyses
 from agentic_rubrics.rubric.file import (
     dump_rubric_document,
@@ -67,8 +69,8 @@ def earlier_rubric(folder: RunFolder, instance_id: str) -> RubricRecord | None:
 
 async def obtain_rubric(task: Task, ctx: RunContext, earlier: RubricRecord | None) -> RubricRecord:
     """The task's rubric: from an earlier attempt, from ``--rubrics``, or explored now."""
-    if earlier is not None:
-        return earlier
+    if earlier is not None or "rubric" not in ctx.config.verifiers:
+        return earlier or _not_requested(task)  # other verifiers alone: no rubric, no call
     config, explorer = ctx.config, ctx.explorer
     started = time.monotonic()
     status: dict[str, Any] = {"schema": SCHEMA, "instance_id": task.instance_id}
@@ -125,6 +127,13 @@ async def obtain_rubric(task: Task, ctx: RunContext, earlier: RubricRecord | Non
         status=RubricStatus.model_validate(status),
         trajectory=record,
     ).with_parsed(rubric)
+
+
+def _not_requested(task: Task) -> RubricRecord:
+    off = {"schema": SCHEMA, "instance_id": task.instance_id, "source": "none"}
+    off.update(status="failed", reason="rubric_not_requested")
+    status = RubricStatus.model_validate(off)
+    return RubricRecord(instance_id=task.instance_id, rubric_yaml=None, status=status)
 
 
 def _redacted_yaml(rubric: Rubric, ctx: RunContext) -> str:
@@ -258,11 +267,16 @@ class _nothing:
 
 
 async def compute_task(
-    task: Task, ctx: RunContext, earlier: RubricRecord | None = None, plan: RetryPlan | None = None
+    task: Task,
+    ctx: RunContext,
+    earlier: RubricRecord | None = None,
+    plan: RetryPlan | None = None,
+    artifacts: dict[str, ArtifactRecord] | None = None,
 ) -> TaskRecord:
     """Explore (or reuse) and judge one task; nothing is written to the run folder here.
 
-    ``plan``: a retry of transient failures (judge only those, keep every other verdict)."""
+    ``plan``: a retry of transient failures (judge only those, keep every other verdict);
+    ``artifacts``: the other verifiers' artifacts earlier attempts left."""
     started = time.monotonic()
     config = ctx.config
     public = task.public()
@@ -284,6 +298,11 @@ async def compute_task(
         rows = merge_rows(plan.kept_rows, rows, task)
         edited = {"verdicts_changed": True} if plan.rows_changed else {}
     baselines = await baselines_for(public, ctx, repository)
+    verified = await verify_task(public, ctx, artifacts or {}, grade=True)
+    clash = sorted(set(verified.baselines) & set(baselines))
+    if clash:  # it would replace that selector's record: its ranking, silently wrong
+        raise DataError(f"{task.instance_id}: a verifier stores {clash}, a selector's feature key")
+    baselines.update(verified.baselines)
     judge_model = config.judge.model
     own_output = generator_warning(task, judge_model.model) if judge_model is not None else 0
     status = rubric_outcome.status
@@ -314,7 +333,10 @@ async def compute_task(
         verdicts_digest=rows_digest([v.to_row() for v in rows]),
         **edited,
         judge_generated_candidates=own_output,
-        cost=merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
+        cost={
+            **merge_costs(plan.cost if plan else {}, ctx.ledger.for_task(task.instance_id)),
+            **verified.cost,
+        },
         seconds=round(time.monotonic() - started, 3),
     )
     calls, usd = _spent(ctx, task.instance_id)
@@ -325,17 +347,28 @@ async def compute_task(
         verdict_rows=rows,
         progress=progress,
         patches=patch_rows(task),
+        artifacts=verified.artifacts,
+        graded_files=verified.files,
         calls=calls,
         usd=usd,
     )
 
 
-async def explore_task(task: Task, ctx: RunContext, earlier: RubricRecord | None) -> TaskRecord:
-    """The ``explore`` stage alone: the task's rubric, no verdicts."""
+async def explore_task(
+    task: Task, ctx: RunContext, earlier: RubricRecord | None, artifacts: dict[str, ArtifactRecord]
+) -> TaskRecord:
+    """The ``explore`` stage alone: the task's rubric and the other verifiers' artifacts, no
+    verdicts."""
     rubric = await obtain_rubric(task.public(), ctx, earlier)
+    verified = await verify_task(task.public(), ctx, artifacts, grade=False)
     calls, usd = _spent(ctx, task.instance_id)
     return TaskRecord(
-        instance_id=task.instance_id, rubric=rubric, judged=False, calls=calls, usd=usd
+        instance_id=task.instance_id,
+        rubric=rubric,
+        judged=False,
+        artifacts=verified.artifacts,
+        calls=calls,
+        usd=usd,
     )
 
 
@@ -355,10 +388,12 @@ class Job:
     plan: RetryPlan | None
     """A retry of transient failures: judge only those."""
     explore_only: bool
+    artifacts: dict[str, ArtifactRecord] = field(default_factory=dict)
+    """The other verifiers' artifacts earlier attempts left (reused)."""
 
 
 async def run_job(job: Job, ctx: RunContext) -> TaskRecord:
     """One job's work, the same in every executor."""
     if job.explore_only:
-        return await explore_task(job.task, ctx, job.earlier)
-    return await compute_task(job.task, ctx, job.earlier, job.plan)
+        return await explore_task(job.task, ctx, job.earlier, job.artifacts)
+    return await compute_task(job.task, ctx, job.earlier, job.plan, job.artifacts)

@@ -14,16 +14,14 @@ from typing import Any
 
 from agentic_rubrics.datasets.labels import Labels, default_labels
 from agentic_rubrics.exceptions import ConfigError, DataError, RubricError
-from agentic_rubrics.llm.spend import cost_summary, read_spending
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.agreement import similarity_summary
 from agentic_rubrics.rank.intervals import Intervals
-from agentic_rubrics.rank.rerank import select
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
 from agentic_rubrics.report.compare import compare
 from agentic_rubrics.report.repeats import repeat_stability
-from agentic_rubrics.report.results import TaskResult
+from agentic_rubrics.report.results import TaskResult, rank_tasks, run_cost, verifier_summary
 from agentic_rubrics.report.selection import choose, primary_reason, primary_weights
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
@@ -77,12 +75,8 @@ def load_results(
             verdicts=verdicts,
             verdicts_changed=verdicts_changed(progress, digests),
         )
-        for name in selectors:
-            selector = get_selector(name)
-            result.rankings[name] = selector.ranking(result)
-            result.values[name] = selector.values(result, result.rankings[name])
-            result.picks[name] = select(instance_id, result.rankings[name], name, seed)
         results.append(result)
+    rank_tasks(results, selectors, seed)
     return results
 
 
@@ -208,9 +202,8 @@ def build_report_and_results(
         },
         "random_at_k": metrics.mean(metrics.random_at_k(_ys(t)) for t in labelled),
         **repeat_stability(results, policy, seed),
-        "cost": cost_summary(
-            read_spending(folder.spend_path), _cached_calls(results), len(results), cfg.max_cost_usd
-        ),
+        "cost": run_cost(folder.spend_path, results, cfg.max_cost_usd),
+        "verifiers": verifier_summary(results),
         "similarity": similarity_summary(t.progress.baselines for t in results),
         "comparisons": compare(labelled, chosen, ks, cis) if labelled and ks else None,
         "verdicts_changed": sorted(t.instance_id for t in results if t.verdicts_changed),
@@ -360,12 +353,6 @@ def _verdicts_and_coverage(results: list[TaskResult]) -> dict[str, Any]:
 
 def _ys(t: TaskResult) -> list[int]:
     return [int(bool(t.labels[c])) for c in t.labelled_ids]
-
-
-def _cached_calls(results: list[TaskResult]) -> float:
-    """Calls served from the response cache for the finished tasks (they cost nothing)."""
-    costs = (c for t in results for c in t.progress.cost.values())
-    return float(sum(c.get("cached_calls", 0) for c in costs))
 
 
 def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:

@@ -42,6 +42,22 @@ def _repeat_lines(report: Report) -> list[str]:
     ]
 
 
+def _tests_lines(report: Report) -> list[str]:
+    lines = []
+    for name, artifact in (("tests", "scripts"), ("similarity", "proxies")):
+        found = (report.verifiers or {}).get(name)
+        if not found:
+            continue
+        excluded = ", ".join(f"{k} {v}" for k, v in found["excluded"].items()) or "none"
+        missing = ", ".join(f"{k} {v}" for k, v in found["missing_candidates"].items()) or "none"
+        lines.append(
+            f"- {name.capitalize()} verifier: {found['graded']} of {found['tasks']} tasks graded"
+            f" ({artifact} excluded: {excluded}); {found['scored_candidates']} candidates scored,"
+            f" missing: {missing}"
+        )
+    return lines
+
+
 def _cost_lines(cost: Cost, tasks: int) -> list[str]:
     lines = [
         f"- Cost of the whole run (every process and resume): ${cost.usd:.4f}"
@@ -50,6 +66,15 @@ def _cost_lines(cost: Cost, tasks: int) -> list[str]:
         f" more served from the cache; {int(cost.prompt_tokens)} prompt and"
         f" {int(cost.completion_tokens)} completion tokens"
     ]
+    run = cost.execution
+    if run:
+        per = run.get("cpu_seconds_per_candidate")
+        lines.append(
+            f"- Tests executed (no dollars): {run.get('cpu_seconds')} CPU-seconds over"
+            f" {run.get('runs')} runs of {run.get('tasks')} tasks"
+            f"{f' ({per} per candidate)' if per is not None else ''}, and"
+            f" {run.get('validation_cpu_seconds')} validating the scripts on the base trees"
+        )
     if cost.unknown_cost_calls:
         lines.append(
             f"- {int(cost.unknown_cost_calls)} calls could not be priced: the dollar figure leaves them"
@@ -172,6 +197,7 @@ def render_markdown(report: Report, plots: list[tuple[str, str]] | None = None) 
         + (" (nothing was judged more than once)" if report.flakiness is None else ""),
         *_repeat_lines(report),
         *_cost_lines(report.cost, report.counts.tasks),
+        *_tests_lines(report),
         "",
         *_plot_lines(plots or []),
         *_task_lines(report),

@@ -25,6 +25,9 @@ _ANALYSIS = {
 # missing reasons that say nothing about the model (no model asked, by design)
 _NOT_MODEL = {"not_configured", "check_error", "empty_patch", "rubric_error", "no_verdict"}
 
+NOT_ASKED = "rubric_not_requested"
+"""The rubric of a run whose verifiers leave the rubric out (``--verifiers tests``)."""
+
 
 def _request_fix(failures: dict[str, int]) -> str:
     kinds = {k.split("/")[0] for k in failures}
@@ -182,6 +185,41 @@ def _report_examples(report: Report) -> dict[str, str]:
     )
 
 
+_VERIFIED = {
+    "tests": (
+        "script",
+        "tests/<instance_id>/status.json (the script's validation) and outcomes.jsonl",
+    ),
+    "similarity": (
+        "proxy",
+        "proxies/<instance_id>/proxy.json (why a proxy is missing) and similarity.jsonl",
+    ),
+}
+"""The verifiers other than the rubric: their artifact, and where to look when they scored nothing."""
+
+
+def _tests_failures(report: Report, out: Problems) -> None:
+    """A verifier other than the rubric scored no candidate (fatal), or left some without a score (an
+    empty patch is no failure: nothing was asked)."""
+    for name, (artifact, where) in _VERIFIED.items():
+        found = (report.verifiers or {}).get(name)
+        if not found:
+            continue
+        missing = {k: v for k, v in found["missing_candidates"].items() if k != "empty_patch"}
+        if not found["scored_candidates"]:
+            out.fatal.append(
+                f"The {name} verifier scored no candidate ({found['tasks']} tasks; candidates"
+                f" missing: {_counts(found['missing_candidates'])}). Look at {where}; resuming"
+                " retries the transient failures."
+            )
+        elif missing:
+            out.warnings.append(
+                f"The {name} verifier has no score for {sum(missing.values())} candidates"
+                f" ({_counts(missing)}); {found['tasks'] - found['graded']} of {found['tasks']}"
+                f" tasks had no valid {artifact} ({_counts(found['excluded']) or 'none'})"
+            )
+
+
 def _examples_text(examples: dict[str, str]) -> str:
     """What the explorer did, per reason (empty when it was no model explorer)."""
     return "".join(f" {reason}: {text}." for reason, text in sorted(examples.items()))
@@ -197,8 +235,10 @@ def diagnose(report: Report) -> Problems:
     model_missing = {
         k: v for k, v in report.verdicts.missing_by_reason.items() if k not in _NOT_MODEL
     }
-    failed_rubrics = Counter(report.rubrics.failed)
+    # a run that measures with other verifiers alone asked for no rubric: none failed
+    failed_rubrics = Counter({k: v for k, v in report.rubrics.failed.items() if k != NOT_ASKED})
     _phase_failures(report, model_missing, failed_rubrics, out)
+    _tests_failures(report, out)
     _analysis_failures(report, out)
     _partial_failures(report, model_missing, failed_rubrics, out)
     _trust_warnings(report, out)
@@ -338,7 +378,7 @@ def explore_problems(statuses: list[RubricStatus], url: str | None = None) -> Pr
     """For ``explore`` alone: every rubric failed is fatal, some failed is a warning per reason
     (``url``: the repositories' URL template in force, see :func:`rubric_fix`)."""
     out = Problems()
-    failed = Counter(str(s.reason) for s in statuses if s.status != "ok")
+    failed = Counter(str(s.reason) for s in statuses if s.status != "ok" and s.reason != NOT_ASKED)
     examples = explorer_examples(
         (s.instance_id, s.reason, s.turns, s.last_validation_error)
         for s in statuses

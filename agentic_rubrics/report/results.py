@@ -3,7 +3,9 @@ what the report's sections, the plots, the repeats and the audit read."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.rubric.checks_repo import is_repo_check
@@ -65,3 +67,89 @@ class TaskResult:
         """Where the explorer's tree came from; ``no_rubric``: the rubric failed before it explored."""
         rubric = self.progress.rubric
         return rubric.repository if rubric.status == "ok" else "no_rubric"
+
+
+def rank_tasks(results: list[TaskResult], selectors: Sequence[str], seed: int) -> None:
+    """Each selector's ranking, values and pick in every task; the selectors that read every task
+    first (``prepare``: the hybrid chooses its weight on the labelled ones) do so before."""
+    from agentic_rubrics.rank.rerank import select
+    from agentic_rubrics.rank.selectors import get_selector, prepare_selectors
+
+    prepare_selectors(selectors, results)
+    for result in results:
+        for name in selectors:
+            selector = get_selector(name)
+            result.rankings[name] = selector.ranking(result)
+            result.values[name] = selector.values(result, result.rankings[name])
+            result.picks[name] = select(result.instance_id, result.rankings[name], name, seed)
+
+
+def run_cost(
+    spend_path: Path, results: list[TaskResult], max_cost_usd: float | None
+) -> dict[str, Any]:
+    """The report's cost: every model request of the run (spend.jsonl), the calls served from the
+    response cache for the finished tasks (they cost nothing), and the tests verifier's execution in
+    CPU-seconds (``execution``: not dollars; ``None`` when nothing was executed)."""
+    from agentic_rubrics.llm.spend import cost_summary, read_spending
+
+    costs = [c for t in results for c in t.progress.cost.values()]
+    cached = float(sum(c.get("cached_calls", 0) for c in costs))
+    out = cost_summary(read_spending(spend_path), cached, len(results), max_cost_usd)
+    grading = [
+        t.progress.cost["tests_grading"] for t in results if "tests_grading" in t.progress.cost
+    ]
+    checks = [t.progress.cost.get("tests_validation", {}) for t in results]
+    if grading or any(checks):
+        cpu = sum(float(g.get("cpu_seconds", 0)) for g in grading)
+        candidates = sum(int(g.get("candidates", 0)) for g in grading)
+        out["execution"] = {
+            "tasks": len(grading),
+            "runs": sum(int(g.get("runs", 0)) for g in grading),
+            "cpu_seconds": round(cpu, 4),
+            "cpu_seconds_per_candidate": round(cpu / candidates, 4) if candidates else None,
+            "validation_cpu_seconds": round(sum(float(c.get("cpu_seconds", 0)) for c in checks), 4),
+            "unmeasured_runs": sum(int(g.get("unmeasured_runs", 0)) for g in grading),
+        }
+    return out
+
+
+VERIFIER_RECORDS = {"tests": ("tests", "pass_rate"), "similarity": ("proxy_similarity", "value")}
+"""Each verifier other than the rubric: the key of its record in ``baselines``, and of its scores."""
+
+
+def verifier_summary(results: list[TaskResult]) -> dict[str, Any] | None:
+    """The verifiers other than the rubric over the run (``None`` when none ran): per verifier, how
+    many tasks it graded, why the others were excluded, and its candidates with and without a score
+    (by reason)."""
+    out: dict[str, Any] = {}
+    for name, (key, scores) in VERIFIER_RECORDS.items():
+        records = [t.progress.baselines[key] for t in results if key in t.progress.baselines]
+        records = [r for r in records if isinstance(r, dict)]
+        if records:
+            out[name] = _one_verifier(records, scores)
+    return out or None
+
+
+def _one_verifier(records: list[dict[str, Any]], scores: str) -> dict[str, Any]:
+    excluded: dict[str, int] = {}
+    missing: dict[str, int] = {}
+    scored = 0
+    for record in records:
+        if record.get("status") != "graded":
+            why = str(record.get("reason"))
+            excluded[why] = excluded.get(why, 0) + 1
+        rates, reasons = record.get(scores) or {}, record.get("reasons") or {}
+        for cid, rate in rates.items():
+            if isinstance(rate, int | float):
+                scored += 1
+            else:
+                why = str(reasons.get(cid))
+                missing[why] = missing.get(why, 0) + 1
+    graded = sum(1 for r in records if r.get("status") == "graded")
+    return {
+        "tasks": len(records),
+        "graded": graded,
+        "excluded": dict(sorted(excluded.items())),
+        "scored_candidates": scored,
+        "missing_candidates": dict(sorted(missing.items())),
+    }

@@ -23,8 +23,12 @@ from agentic_rubrics.runfolder.files import (
     read_jsonl,
 )
 from agentic_rubrics.runfolder.rows import ProgressRow, RecordedConfig, RubricStatus, read_row
+from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.text import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Verdict
+
+ARTIFACT_FOLDERS = ("tests", "proxies")
+"""The folders of the verifiers' artifacts other than ``rubrics/`` (``<folder>/<safe id>/``)."""
 
 
 class RunFolder:
@@ -87,6 +91,7 @@ class RunFolder:
             # the response cache too: a restarted run must not get its answers from the old one
             for folder in (
                 self.rubrics_dir,
+                *(self.root / name for name in ARTIFACT_FOLDERS),
                 self.trajectories_dir,
                 self.cache_dir,
                 self.root / "selections",
@@ -202,6 +207,9 @@ class RunFolder:
                 self.rubric_status_path(iid).unlink(missing_ok=True)
                 self.rubric_path(iid).unlink(missing_ok=True)
                 self.trajectory_path(iid).unlink(missing_ok=True)
+                for name in ARTIFACT_FOLDERS:
+                    self.artifact_status_path(name, iid).unlink(missing_ok=True)  # first: its mark
+                    shutil.rmtree(self.artifact_dir(name, iid), ignore_errors=True)
 
     def record_task(
         self,
@@ -290,6 +298,31 @@ class RunFolder:
         if not isinstance(record, dict):
             raise DataError(f"{path}: expected a JSON object, got {type(record).__name__}")
         return read_row(RubricStatus, record, str(path))
+
+    def artifact_dir(self, folder: str, instance_id: str) -> Path:
+        """A verifier's folder for one task (``tests/<safe id>/``)."""
+        return self.root / folder / safe_name(instance_id)
+
+    def artifact_status_path(self, folder: str, instance_id: str) -> Path:
+        """Where a verifier's artifact is marked written (after its files)."""
+        return self.artifact_dir(folder, instance_id) / "status.json"
+
+    def artifact_status(self, folder: str, instance_id: str) -> ArtifactStatus | None:
+        """A task's recorded artifact of one verifier, if it was written.
+
+        Raises:
+            DataError: the file is not JSON, or not a status of this version (file and field).
+        """
+        path = self.artifact_status_path(folder, instance_id)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise DataError(f"{path}: invalid JSON ({exc})") from exc
+        if not isinstance(record, dict):
+            raise DataError(f"{path}: expected a JSON object, got {type(record).__name__}")
+        return read_row(ArtifactStatus, record, str(path))
 
     def trajectory_path(self, instance_id: str) -> Path:
         """Where a task's exploration trajectory goes."""

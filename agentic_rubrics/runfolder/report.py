@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from agentic_rubrics.runfolder.comparisons import Comparisons
 from agentic_rubrics.runfolder.view import JsonView
@@ -234,6 +234,19 @@ class Cost(_Part):
     """Answers whose provider gave no usable token counts (their cost is unknown)."""
     unreadable_rows: int = 0
     """spend.jsonl lines that are no spend row (a torn write, a hand edit): skipped."""
+    execution: dict[str, Number | None] | None = None
+    """The tests verifier's execution, in CPU-seconds (not dollars): ``tasks``, ``runs``,
+    ``cpu_seconds`` (grading), ``cpu_seconds_per_candidate``, ``validation_cpu_seconds`` (the
+    script's runs on the base tree), ``unmeasured_runs`` (killed before their CPU could be read);
+    ``None`` when nothing was executed."""
+
+    @model_serializer(mode="wrap")
+    def _without_no_execution(self, handler: Any) -> Any:
+        # a run that executed nothing reports the cost it always did
+        out = handler(self)
+        if isinstance(out, dict) and out.get("execution", 0) is None:
+            del out["execution"]
+        return out
 
 
 class Similarity(_Part):
@@ -358,6 +371,9 @@ class Report(JsonView, _Part):
     selection_changes_between_repeats: Rate | None
     """Tasks whose rubric pick changes between repeats."""
     cost: Cost
+    verifiers: dict[str, dict[str, Any]] | None = None
+    """Per verifier other than the rubric (``tests``, ``similarity``): ``tasks``, ``graded`` (tasks whose artifact
+    was valid), ``excluded`` and ``missing_candidates`` by reason, ``scored_candidates``."""
     """The run's model use."""
     similarity: Similarity | None
     """How agreement was measured (``None``: no task recorded it)."""
@@ -373,5 +389,6 @@ class Report(JsonView, _Part):
     """The plots' paths, relative to the run folder."""
 
     def to_json(self) -> dict[str, Any]:
-        """report.json's content."""
-        return self.model_dump(mode="json", by_alias=True)
+        """report.json's content (``verifiers`` only when a verifier other than the rubric ran)."""
+        out = self.model_dump(mode="json", by_alias=True)
+        return out if out.get("verifiers") else {k: v for k, v in out.items() if k != "verifiers"}

@@ -31,6 +31,23 @@ TRANSIENT_RUBRICS = frozenset(
 _MALFORMED_REPOSITORY = frozenset({"no_repository:invalid_repo", "no_repository:invalid_commit"})
 
 
+TESTS_FOLDER = "tests"
+
+
+def transient_tests(record: Any, artifact: Any = None) -> bool:
+    """Whether a task's tests verifier record (its ``baselines.tests``) or its artifact's status
+    holds a reason that may not recur: a sandbox that would not start, a repository that could not be
+    had, a writer stopped by the budget or a transient model error."""
+    reasons = []
+    if isinstance(record, dict):
+        reasons += [record.get("reason"), *(record.get("reasons") or {}).values()]
+    if artifact is not None and artifact.status != "ok":
+        reasons.append(artifact.reason)
+    return any(
+        transient_rubric_failure(r) or str(r).startswith("writer_error:") for r in reasons if r
+    )
+
+
 def transient_verdict(row: Verdict | dict[str, Any]) -> bool:
     """Whether a verdict row is a gap that may close on a second try: a transient reason, or a
     repository-aware item left without the task's tree because fetching or finding it failed (its
@@ -74,6 +91,9 @@ class RetryPlan:
     rows_changed: bool = False
     """The kept rows changed since they were written (a hand edit): the task's new progress row says
     so, or its new digest, made over the rows as kept, would hide the edit."""
+    redo_tests: bool = False
+    """The tests verifier failed transiently: its artifact (when it failed) is written again and every
+    candidate graded again."""
 
     def pairs(self) -> set[tuple[str, int]]:
         """The ``(candidate_id, repeat)`` pairs to judge again."""
@@ -105,13 +125,14 @@ def plan_retries(
         if not verdicts:
             continue  # exploring alone: a judged task is left as it is
         rubric = progress.rubric
-        if rubric.status != "ok":
-            if rubrics and transient_rubric_failure(rubric.reason):
-                plans[iid] = RetryPlan(redo_rubric=True, cost=progress.cost)
+        if rubric.status != "ok" and rubrics and transient_rubric_failure(rubric.reason):
+            plans[iid] = RetryPlan(redo_rubric=True, cost=progress.cost)
             continue
+        artifact = folder.artifact_status(TESTS_FOLDER, iid)
+        tests = transient_tests(progress.baselines.get("tests"), artifact)
         rows = rows_by_task.get(iid, [])
         gaps = sorted({(v.candidate_id, v.repeat) for v in rows if transient_verdict(v)})
-        if gaps:
+        if gaps or tests:
             kept = [r for r in rows if not transient_verdict(r)]
             plans[iid] = RetryPlan(
                 redo_rubric=False,
@@ -119,6 +140,7 @@ def plan_retries(
                 kept_rows=kept,
                 cost=progress.cost,
                 rows_changed=verdicts_changed(progress, digests),
+                redo_tests=tests,
             )
     return plans
 

@@ -34,7 +34,7 @@ TEST_DIR = "agentic_rubrics_tests"
 STAGE = "/stage"
 """Where the candidate's patch and the test files are bound read-only inside the sandbox."""
 Status = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
-_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.M)
+_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)(?: - ([^\n]*))?", re.M)
 _STATUS: dict[str, Status] = {
     "PASSED": "passed",
     "FAILED": "failed",
@@ -57,6 +57,7 @@ echo "@@APPLY $applied"
 PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -m pytest -q -rA --tb=short \\
   --show-capture=no -p no:cacheprovider --rootdir=/workspace {dir} > /tmp/pytest.out 2>&1
 echo "@@EXIT $?"
+times > /tmp/times.out 2>/dev/null; echo "@@CPU $(tail -n 1 /tmp/times.out 2>/dev/null)"
 grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' /tmp/pytest.out | head -n 5000 | cut -c1-400
 echo "@@TAIL"
 tail -c {tail} /tmp/pytest.out
@@ -89,6 +90,8 @@ class ExecRun:
     """``git_apply``, ``patch_fuzz``, ``none`` (an empty patch: the base tree) or ``None`` (it did not apply)."""
     outcomes: dict[str, Status] = field(default_factory=dict)
     """Node id -> status, as pytest reported it."""
+    messages: dict[str, str] = field(default_factory=dict)
+    """Node id -> the message pytest's summary gave a test that did not pass (``OSError: ...``)."""
     exit_code: int | None = None
     """pytest's exit status (``None``: it did not run, or it was killed)."""
     reason: str | None = None
@@ -99,6 +102,9 @@ class ExecRun:
     seconds: float = 0.0
     """Wall time of the whole run."""
     timings: dict[str, float] = field(default_factory=dict)
+    cpu_seconds: float | None = None
+    """CPU time (user and system) of everything the run's shell waited for: ``git apply`` and pytest
+    with its children (``None``: killed before it could say)."""
     """``prepare_ms`` (staging and the sandbox's start), ``run_ms`` (apply and pytest), ``close_ms``."""
 
     @property
@@ -156,6 +162,18 @@ def _stage(patch: str, tests: dict[str, bytes]) -> Path:
     return stage
 
 
+_CPU = re.compile(r"^@@CPU (\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$", re.M)
+
+
+def cpu_seconds(output: str) -> float | None:
+    """The children's user + system seconds bash's ``times`` printed after pytest (``None``: none)."""
+    found = _CPU.search(output.partition("\n@@TAIL\n")[0])
+    if found is None:
+        return None
+    um, us, sm, ss = found.groups()
+    return round(int(um) * 60 + float(us) + int(sm) * 60 + float(ss), 4)
+
+
 def parse(output: str) -> tuple[str | None, int | None, dict[str, Status], str]:
     """The apply method, pytest's exit code, each test's status and the tail, from the run's output."""
     applied: str | None = None
@@ -169,6 +187,12 @@ def parse(output: str) -> tuple[str | None, int | None, dict[str, Status], str]:
     head, _, tail = output.partition("\n@@TAIL\n")
     outcomes = {m.group(2): _STATUS[m.group(1)] for m in _LINE.finditer(head)}
     return applied, exit_code, outcomes, tail
+
+
+def messages(output: str) -> dict[str, str]:
+    """Node id -> the message on its summary line (``FAILED id - OSError: ...``), where there is one."""
+    head = output.partition("\n@@TAIL\n")[0]
+    return {m.group(2): m.group(3)[:300] for m in _LINE.finditer(head) if m.group(3)}
 
 
 async def run_tests(
@@ -211,7 +235,8 @@ async def run_tests(
         await sandbox.close()
         shutil.rmtree(stage, ignore_errors=True)
     applied, exit_code, outcomes, tail = parse(done.output)
-    run = ExecRun(applied=applied, outcomes=outcomes, exit_code=exit_code, excerpt=tail)
+    run = ExecRun(applied, outcomes, messages(done.output), exit_code, excerpt=tail)
+    run.cpu_seconds = cpu_seconds(done.output)
     if done.timed_out:
         run.reason = "timeout"
     elif "@@STAGE failed" in done.output:

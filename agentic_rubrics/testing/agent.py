@@ -1,4 +1,6 @@
-"""A fake model that plays every role of a run: rubric agent, issue-only writer, judge, classifier.
+"""A fake model that plays every role of a run: rubric agent, issue-only writer, test writer
+(:mod:`agentic_rubrics.testing.tests_agent`), judge, classifier, proxy-patch author and patch-similarity
+judge.
 
 :func:`fake_model` reads each request as a real model would — the system prompt says which role — and
 answers from the conversation alone (no state between requests, so any number of tasks can share it):
@@ -8,7 +10,13 @@ answers from the conversation alone (no state between requests, so any number of
   it and submits (native tool calls when the request offers tools, a THOUGHT and a fenced block
   otherwise);
 - issue-only writer: a rubric in one fenced ``yaml`` block, from the names in the issue;
-- judge: every requested item answered with ``value``; classifier: ``YES 0.9`` (or ``NO 0.1``).
+- judge: every requested item answered with ``value``; classifier: ``YES 0.9`` (or ``NO 0.1``);
+- proxy-patch author: lists and searches like the rubric agent, then edits the file it found — a
+  comment naming the issue's first name inserted after the definition it found (a real edit of the
+  file the issue names, so the workspace's diff is a real patch) — and submits; without a lead it edits
+  nothing and submits twice (an empty proxy);
+- similarity judge: :func:`agentic_rubrics.testing.similarity.similarity_answer` (changed-file and
+  changed-line overlap with the proxy, mapped to 1-5).
 
 It is a dry run of the real path (litellm, the sandbox, validation, judging, the report), not a model:
 its rubrics are as good as a rule can make them.
@@ -22,6 +30,8 @@ import re
 from typing import Any
 
 from agentic_rubrics.testing.replies import Reply, Script, judge_answer, message_text
+from agentic_rubrics.testing.similarity import ASKS, similarity_answer
+from agentic_rubrics.testing.tests_agent import ROLE, tests_turn
 
 __all__ = ["fake_model", "rubric_yaml"]
 
@@ -194,15 +204,12 @@ def _found(observations: list[str]) -> tuple[str | None, str | None, int]:
     return None, None, 1
 
 
-def _agent_turn(body: dict[str, Any]) -> Reply:
-    messages = list(body.get("messages") or [])
-    if "system" in body:  # Anthropic's shape: the system prompt apart, tool results in user turns
-        messages.insert(0, {"role": "system", "content": body["system"]})
-    turn = 1 + sum(1 for m in messages if m.get("role") == "assistant")
-    issue = _fenced(message_text(messages[1]) if len(messages) > 1 else "", "ISSUE")
-    observations = [message_text(m) for m in messages[2:] if m.get("role") in ("user", "tool")]
+def _agent_turn(body: dict[str, Any], role: str = "rubric") -> Reply:
+    turn, issue, observations = _conversation(body)
     names = issue_names(issue)
     path, symbol, line = _found(observations)
+    if role == "tests":
+        return tests_turn(body, turn, issue, names, observations, path)
     last = observations[-1] if observations else ""
     action: tuple[str, dict[str, Any]]
     if turn == 1:
@@ -235,6 +242,43 @@ def _agent_turn(body: dict[str, Any]) -> Reply:
     return Reply(content=f"THOUGHT: {thought}\n\n```{tool}\n{block}\n```")
 
 
+def _conversation(body: dict[str, Any]) -> tuple[int, str, list[str]]:
+    """An agent request's turn number, issue and observations so far."""
+    messages = list(body.get("messages") or [])
+    if "system" in body:  # Anthropic's shape: the system prompt apart, tool results in user turns
+        messages.insert(0, {"role": "system", "content": body["system"]})
+    turn = 1 + sum(1 for m in messages if m.get("role") == "assistant")
+    issue = _fenced(message_text(messages[1]) if len(messages) > 1 else "", "ISSUE")
+    observations = [message_text(m) for m in messages[2:] if m.get("role") in ("user", "tool")]
+    return turn, issue, observations
+
+
+def _proxy_turn(body: dict[str, Any]) -> Reply:
+    """The proxy-patch author: find, search, edit the file found, submit (see the module doc)."""
+    turn, issue, observations = _conversation(body)
+    names = issue_names(issue)
+    path, symbol, line = _found(observations)
+    action: tuple[str, dict[str, Any]]
+    if turn == 1:
+        action = ("bash", {"command": "find . -name '*.py' -not -path '*/.*' | sort | head -200"})
+    elif turn == 2 and names:
+        action = ("search", {"pattern": rf"(def|class) ({'|'.join(names)})\b", "path": "."})
+    elif turn <= 3 and path and re.fullmatch(r"[\w./-]+", path):
+        note = re.sub(r"[^A-Za-z0-9_ ]", "", f"fix for {symbol or (names or ['the issue'])[0]}")
+        action = ("bash", {"command": f"sed -i '{line}a\\# {note}' '{path}'"})
+    else:
+        action = ("submit", {})
+    tool, args = action
+    thought = f"Turn {turn}: I look for the code the issue names, fix it, then submit my change."
+    if body.get("tools"):
+        return Reply(content=thought, tool_calls=[{"name": tool, "arguments": args}])
+    block = {
+        "bash": args.get("command", ""),
+        "search": f"{args.get('pattern', '')}\n{args.get('path', '')}",
+    }.get(tool, "")
+    return Reply(content=f"THOUGHT: {thought}\n\n```{tool}\n{block}\n```")
+
+
 def fake_model(value: int = 1) -> Script:
     """A script answering every role a run asks a model to play (see the module's docstring)."""
     judge = judge_answer(value)
@@ -251,6 +295,12 @@ def fake_model(value: int = 1) -> Script:
             return Reply(content=f"```yaml\n{text}```")
         if "write a grading rubric" in system:
             return _agent_turn(body)
+        if ROLE in system:
+            return _agent_turn(body, "tests")
+        if "Your job is to fix the issue" in system:
+            return _proxy_turn(body)
+        if ASKS in system:
+            return similarity_answer(body)
         if "Does this patch resolve the issue?" in message_text(messages[-1] if messages else {}):
             return Reply(content="YES 0.9" if value else "NO 0.1")
         return judge(body, number)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -46,6 +46,9 @@ BUILTIN: dict[str, str] = {
     "patch_classifier": "agentic_rubrics.rank.selectors.patch_classifier:PatchClassifierSelector",
     "offline": "agentic_rubrics.rank.selectors.offline:OfflineSelector",
     "offline_content": "agentic_rubrics.rank.selectors.offline_content:OfflineContentSelector",
+    "tests": "agentic_rubrics.rank.selectors.tests:TestsSelector",
+    "hybrid": "agentic_rubrics.rank.selectors.hybrid:HybridSelector",
+    "similarity": "agentic_rubrics.rank.selectors.similarity:SimilaritySelector",
 }
 """The selectors that ship with the package: name -> ``module:attribute`` (a class or an instance)."""
 
@@ -356,6 +359,15 @@ async def compute_features(given: FeatureInput, chosen: list[str]) -> dict[str, 
             owner[key] = name
         out.update(found)
     return out
+
+
+def prepare_selectors(names: Sequence[str], tasks: Sequence[Any]) -> None:
+    """Report time, before any ranking: the selectors with a ``prepare(tasks)`` read every task first
+    (the hybrid chooses its weight on the labelled ones)."""
+    for name in names:
+        prepare = getattr(get_selector(name), "prepare", None)
+        if prepare is not None:
+            prepare(tasks)
 
 
 def handed_over(names: list[str]) -> dict[str, Any]:

@@ -1,0 +1,268 @@
+"""The ``tests`` verifier: a test script written once per task, validated on the base tree, executed
+against every candidate (:mod:`agentic_rubrics.pipeline.tests_grading`).
+
+The script comes from ``--tests DIR`` (``DIR/<instance_id>/``: its ``*.py`` files, as a task's
+``hidden_tests/``) or from the test-writing agent (:mod:`agentic_rubrics.explore.test_writer`: the
+explorer's model in the explorer's sandbox, shown the issue and the repository only — never a candidate,
+the gold patch or hidden tests). It lands in ``tests/<id>/`` with ``status.json`` (its validation)
+written last; grading writes ``tests/<id>/outcomes.jsonl`` and the task's ``baselines.tests`` (what the
+``tests`` and ``hybrid`` selectors read), and its CPU-seconds to the progress row's ``cost``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from agentic_rubrics.datasets.inputs import text_hash
+from agentic_rubrics.exceptions import DataError, RepoError
+from agentic_rubrics.patch import patch_hash
+from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
+from agentic_rubrics.pipeline.tests_grading import Grades, grade, runner_for, validate
+from agentic_rubrics.pipeline.verifiers import Graded, TestsConfig
+from agentic_rubrics.records import ArtifactRecord
+from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
+from agentic_rubrics.types import SCHEMA, Task
+
+log = logging.getLogger(__name__)
+
+FEATURE = "tests"
+"""The key of the verifier's record in a task's ``baselines`` (the selectors read it)."""
+FILE_NAME = re.compile(r"^(test_[\w-]*|[\w-]*_test|conftest)\.py$")
+"""The files a test artifact may hold (pytest's own file names; nothing else is copied)."""
+
+
+def files_hash(files: dict[str, str]) -> str:
+    """``sha256:`` over the files' names and contents (what the status records)."""
+    blob = json.dumps(sorted(files.items()), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def given_tests(root: Path, instance_id: str, config: TestsConfig) -> tuple[dict[str, str], str]:
+    """The test files ``--tests DIR`` holds for a task (``DIR/<safe name>/`` first, then
+    ``DIR/<instance_id>/`` for a plain relative id, never outside ``DIR``), or why there are none."""
+    base = root.resolve()
+    names = [safe_name(instance_id)]
+    if not Path(instance_id).is_absolute() and ".." not in Path(instance_id).parts:
+        names.append(instance_id)
+    for name in names:
+        try:
+            folder = (root / name).resolve()
+            if not folder.is_relative_to(base) or not folder.is_dir():
+                continue
+            entries = sorted(folder.iterdir())
+        except (OSError, ValueError):
+            continue
+        files: dict[str, str] = {}
+        for entry in entries:
+            if not FILE_NAME.match(entry.name) or entry.is_symlink() or not entry.is_file():
+                continue
+            if len(files) >= config.max_files or entry.stat().st_size > config.max_file_bytes:
+                return {}, "tests_too_large"
+            try:
+                files[entry.name] = entry.read_bytes().decode("utf-8")
+            except (OSError, UnicodeDecodeError):
+                return {}, "tests_unreadable"
+        return (files, "") if files else ({}, "tests_not_found")
+    return {}, "tests_not_found"
+
+
+class _Tree:
+    """The task's tree copied once (:class:`~agentic_rubrics.sandbox.testrun.PreparedTree`), shared by
+    the script's validation and every candidate's run; removed when the task's verifier is done."""
+
+    def __init__(self, task: Task, ctx: RunContext) -> None:
+        self.task, self.ctx = task, ctx
+        self.prepared: Any = None
+        self.problem: str | None = None
+
+    async def path(self) -> Path | None:
+        from agentic_rubrics.sandbox.testrun import PreparedTree
+
+        if self.prepared is None and self.problem is None:
+            try:
+                tree = await asyncio.to_thread(self.ctx.repository, self.task)
+            except RepoError as exc:
+                self.problem = f"no_repository:{exc.reason}"
+                return None
+            if tree is None:
+                self.problem = "no_repository"
+                return None
+            self.prepared = await asyncio.to_thread(PreparedTree, tree.path)
+        return None if self.prepared is None else Path(self.prepared.path)
+
+    def close(self) -> None:
+        if self.prepared is not None:
+            self.prepared.close()
+
+
+class TestsVerifier:
+    """See the module's docstring."""
+
+    __test__ = False  # a verifier, not a pytest class
+    name = "tests"
+    folder = "tests"
+    prompts: tuple[str, ...] = ("tests_agent",)
+
+    def earlier(self, folder: RunFolder, instance_id: str) -> ArtifactRecord | None:
+        status = folder.artifact_status(self.folder, instance_id)
+        if status is None:
+            return None
+        where = folder.artifact_dir(self.folder, instance_id)
+        files: dict[str, str] = {}
+        for name in status.files:
+            path = where / name
+            if not FILE_NAME.match(name):
+                raise DataError(f"{where / 'status.json'}: field 'files': {name!r} is no test file")
+            try:
+                files[name] = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise DataError(f"{path}: cannot be read ({exc})") from exc
+        if status.status == "ok" and files_hash(files) != status.hash:
+            raise DataError(f"{where}: its test files changed after they were validated")
+        return ArtifactRecord(
+            instance_id=instance_id,
+            verifier=self.name,
+            folder=self.folder,
+            files=files,
+            status=status,
+            fresh=False,
+        )
+
+    async def run(
+        self, task: Task, ctx: RunContext, earlier: ArtifactRecord | None, *, grade: bool
+    ) -> tuple[ArtifactRecord, Graded | None]:
+        tree = _Tree(task, ctx)
+        try:
+            artifact = earlier or await self._write(task, ctx, tree)
+            return artifact, (await self._grade(task, ctx, artifact, tree) if grade else None)
+        finally:
+            await asyncio.to_thread(tree.close)
+
+    async def _write(self, task: Task, ctx: RunContext, tree: _Tree) -> ArtifactRecord:
+        """The script, given or written, and its validation on the base tree."""
+        config = ctx.config
+        started = time.monotonic()
+        status: dict[str, Any] = {
+            "schema": SCHEMA,
+            "instance_id": task.instance_id,
+            "verifier": self.name,
+            "base_commit": task.base_commit,
+            "problem_hash": text_hash(task.problem_statement),
+        }
+        trajectory = None
+        if config.tests_dir is not None:
+            status["source"] = "given"
+            files, reason = given_tests(Path(config.tests_dir), task.instance_id, config.tests)
+        elif config.explorer.model_commands and ctx.explorer_model is not None:
+            from agentic_rubrics.pipeline.tests_writing import write_tests
+
+            status["source"] = f"writer:{config.explorer.kind}"
+            files, reason, trajectory, turns = await write_tests(task, ctx)
+            status["turns"] = turns
+        else:
+            status["source"] = "none"
+            files, reason = {}, "no_test_writer"
+        if files:
+            path = await tree.path()
+            if path is None:
+                files, reason = {}, tree.problem or "no_repository"
+            else:
+                runner = runner_for(
+                    path, files, config.tests, lambda: ctx.limiter.slot(SANDBOX_SLOT)
+                )
+                validation = await validate(
+                    runner, config.tests.base_runs, task.instance_id, ctx.redact
+                )
+                status.update(validation=validation.model_dump(mode="json", by_alias=True))
+        if files:
+            status.update(status="ok", files=sorted(files), hash=files_hash(files))
+        else:
+            status.update(status="failed", reason=reason)
+        status["seconds"] = round(time.monotonic() - started, 3)
+        return ArtifactRecord(
+            instance_id=task.instance_id,
+            verifier=self.name,
+            folder=self.folder,
+            files=files,
+            status=ArtifactStatus.model_validate(status),
+            trajectory=trajectory,
+        )
+
+    async def _grade(
+        self, task: Task, ctx: RunContext, artifact: ArtifactRecord, tree: _Tree
+    ) -> Graded:
+        """Every candidate run against the validated script (or ``None`` with the reason for all)."""
+        ids = [c.id for c in task.candidates]
+        status, validation = artifact.status, artifact.status.validation
+        reason = status.reason if status.status != "ok" else None
+        if reason is None and (validation is None or validation.status != "valid"):
+            reason = validation.reason if validation is not None else "not_validated"
+        graded = Graded()
+        if validation is not None:
+            measured = [r.cpu_seconds for r in validation.base_runs if r.cpu_seconds is not None]
+            graded.cost["tests_validation"] = {
+                "runs": len(validation.base_runs),
+                "cpu_seconds": round(sum(measured), 4),
+            }
+        path = await tree.path() if reason is None else None
+        if reason is None and path is None:
+            reason = tree.problem or "no_repository"
+        if reason is not None or validation is None or path is None:
+            graded.baselines[FEATURE] = {
+                "status": "missing",
+                "reason": reason,
+                "pass_rate": dict.fromkeys(ids),
+                "reasons": dict.fromkeys(ids, reason),
+            }
+            return graded
+        patches: dict[str, str] = {}
+        groups: dict[str, list[str]] = {}
+        for c in task.candidates:
+            key = patch_hash(c.patch)
+            groups.setdefault(key, []).append(c.id)
+            patches.setdefault(key, c.patch)
+        runner = runner_for(
+            path, artifact.files, ctx.config.tests, lambda: ctx.limiter.slot(SANDBOX_SLOT)
+        )
+        grades = await grade(
+            runner,
+            patches,
+            groups,
+            validation,
+            reruns=ctx.config.tests.reruns,
+            instance_id=task.instance_id,
+            redact=ctx.redact,
+        )
+        return _graded(task, grades, graded)
+
+
+def _graded(task: Task, grades: Grades, graded: Graded) -> Graded:
+    """The grades as the task's record holds them."""
+    graded.baselines[FEATURE] = {
+        "status": "graded",
+        "reason": None,
+        "pass_rate": grades.pass_rate,
+        "reasons": grades.reasons,
+        "counted": len(grades.counted),
+        "excluded": grades.excluded,
+    }
+    where = f"{FEATURE}/{safe_name(task.instance_id)}/outcomes.jsonl"
+    graded.files[where] = "".join(
+        json.dumps(row.to_json(), sort_keys=True, ensure_ascii=False) + "\n" for row in grades.rows
+    )
+    graded.cost["tests_grading"] = {
+        "runs": grades.runs,
+        "candidates": len(task.candidates),
+        "cpu_seconds": round(grades.cpu_seconds, 4),
+        "seconds": round(grades.seconds, 4),
+        "unmeasured_runs": grades.unmeasured_runs,
+    }
+    return graded
