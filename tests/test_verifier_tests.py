@@ -161,6 +161,11 @@ def test_the_run_folder_keeps_the_tests_beside_the_rubrics(hidden_run: Path) -> 
         assert rows and all(r["schema"] == "agentic-rubrics/1" for r in rows)
         assert {r["candidate_id"] for r in rows} <= {c.id for c in task.candidates}
         assert all(len(r["excerpt"]) <= 1500 and r["seconds"] > 0 for r in rows)
+        # each test's status and its own duration, as pytest timed it
+        assert all(
+            set(r["durations"]) == set(r["outcomes"]) for r in rows if "::" in str(r["outcomes"])
+        )
+        assert any(r["durations"] for r in rows)
         cost = folder.progress()[iid].cost["tests_grading"]
         assert cost["runs"] == len(rows) and cost["cpu_seconds"] > 0
     report = json.loads((hidden_run / "report.json").read_text())
