@@ -70,6 +70,7 @@ def run_row(
         exit_code=done.exit_code,
         reason=done.reason,
         outcomes=dict(done.outcomes),
+        durations={t: d for t, d in done.durations.items() if t in done.outcomes},
         seconds=max(done.seconds, 0.0),
         cpu_seconds=done.cpu_seconds,
         excerpt=str(redact(done.excerpt))[-EXCERPT_CHARS:],

@@ -46,6 +46,8 @@ class TestRunRow(RowBase):
     ``sandbox_error`` ...); ``None`` when pytest reported."""
     outcomes: dict[str, TestStatus] = Field(default_factory=dict)
     """Each test's status, by pytest node id."""
+    durations: dict[str, float] = Field(default_factory=dict)
+    """Each test's seconds (setup, call and teardown, as pytest timed them)."""
     seconds: float = Field(default=0.0, ge=0)
     """Wall time of the run (sandbox start, apply, pytest)."""
     cpu_seconds: float | None = Field(default=None, ge=0)

@@ -55,10 +55,12 @@ if [ -s {stage}/candidate.diff ]; then
 fi
 echo "@@APPLY $applied"
 PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -m pytest -q -rA --tb=short \\
-  --show-capture=no -p no:cacheprovider --rootdir=/workspace {dir} > /tmp/pytest.out 2>&1
+  --show-capture=no -p no:cacheprovider --durations=0 --durations-min=0 --rootdir=/workspace {dir} \
+  > /tmp/pytest.out 2>&1
 echo "@@EXIT $?"
 times > /tmp/times.out 2>/dev/null; echo "@@CPU $(tail -n 1 /tmp/times.out 2>/dev/null)"
-grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) ' /tmp/pytest.out | head -n 5000 | cut -c1-400
+grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) |^[0-9.]+s (setup|call|teardown) ' /tmp/pytest.out \
+  | head -n 20000 | cut -c1-400
 echo "@@TAIL"
 tail -c {tail} /tmp/pytest.out
 """
@@ -102,6 +104,8 @@ class ExecRun:
     seconds: float = 0.0
     """Wall time of the whole run."""
     timings: dict[str, float] = field(default_factory=dict)
+    durations: dict[str, float] = field(default_factory=dict)
+    """Node id -> seconds of its setup, call and teardown, as pytest timed them."""
     cpu_seconds: float | None = None
     """CPU time (user and system) of everything the run's shell waited for: ``git apply`` and pytest
     with its children (``None``: killed before it could say)."""
@@ -189,6 +193,20 @@ def parse(output: str) -> tuple[str | None, int | None, dict[str, Status], str]:
     return applied, exit_code, outcomes, tail
 
 
+_DURATION = re.compile(r"^([0-9.]+)s (?:setup|call|teardown) +(\S+)", re.M)
+
+
+def durations(output: str) -> dict[str, float]:
+    """Node id -> its setup, call and teardown seconds together (pytest's ``--durations``)."""
+    out: dict[str, float] = {}
+    for m in _DURATION.finditer(output.partition("\n@@TAIL\n")[0]):
+        try:
+            out[m.group(2)] = round(out.get(m.group(2), 0.0) + float(m.group(1)), 4)
+        except ValueError:  # not a number after all ("1.2.3s")
+            continue
+    return out
+
+
 def messages(output: str) -> dict[str, str]:
     """Node id -> the message on its summary line (``FAILED id - OSError: ...``), where there is one."""
     head = output.partition("\n@@TAIL\n")[0]
@@ -236,7 +254,7 @@ async def run_tests(
         shutil.rmtree(stage, ignore_errors=True)
     applied, exit_code, outcomes, tail = parse(done.output)
     run = ExecRun(applied, outcomes, messages(done.output), exit_code, excerpt=tail)
-    run.cpu_seconds = cpu_seconds(done.output)
+    run.cpu_seconds, run.durations = cpu_seconds(done.output), durations(done.output)
     if done.timed_out:
         run.reason = "timeout"
     elif "@@STAGE failed" in done.output:
