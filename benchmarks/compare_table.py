@@ -91,7 +91,7 @@ def markdown(results: dict[str, Any]) -> str:
         "## Cost",
         "",
         "Artifact: written once per task (model $ and the writer agent's turns; CPU-seconds of the "
-        "tests' validation on the base tree). Grading: per candidate (model $ of the rubric judge, the "
+        "tests' validation on the base tree). Grading: per candidate of the run (model $ of the rubric judge, the "
         "similarity judge or the classifier; CPU-seconds of executing the tests). Total at K = 16: "
         "artifact + 16 × grading, per task. $ measured is what providers reported; $ est. what the "
         "run's budget was charged for calls without a price.",

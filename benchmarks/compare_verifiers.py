@@ -32,7 +32,12 @@ from typing import Any
 
 from compare_table import METHODS, markdown, plot_best_at_k
 
-from agentic_rubrics.datasets.bundled import EXAMPLES_DIR, load_examples, write_tasks_jsonl
+from agentic_rubrics.datasets.bundled import (
+    EXAMPLES_DIR,
+    example_folders,
+    load_examples,
+    write_tasks_jsonl,
+)
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.runfolder.folder import RunFolder
 
@@ -166,28 +171,47 @@ def figures(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def hidden_check(run: Path, report: dict[str, Any]) -> dict[str, Any]:
-    """The tests verifier given the hidden tests: its pass/fail against labels.json, its Best@K against
-    the oracle's."""
+def task_lines(tasks: Path) -> list[tuple[int, str, list[str]]]:
+    """Each task of the tasks file: its line, its instance id and its candidates' ids."""
+    out = []
+    for number, line in enumerate(tasks.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            task = json.loads(line)
+            iid, ids = task["instance_id"], [str(c["id"]) for c in task["candidates"]]
+        except (ValueError, TypeError, KeyError) as exc:
+            raise DataError(
+                f"{tasks}:{number}: not a task with an instance_id and candidates ({exc!r})"
+            ) from exc
+        out.append((number, str(iid), ids))
+    return out
+
+
+def hidden_check(run: Path, report: dict[str, Any], tasks: Path) -> dict[str, Any]:
+    """The tests verifier given the hidden tests: its pass/fail for every candidate of the tasks file
+    against labels.json, its Best@K against the oracle's."""
     labels = {
         e.task.instance_id: {c.id: c.resolved for c in e.task.candidates if c.resolved is not None}
         for e in load_examples()
     }
+    progress = RunFolder(run).progress()
     disagree = []
     checked = 0
-    for iid, row in RunFolder(run).progress().items():
-        rates = (row.baselines.get("tests") or {}).get("pass_rate") or {}
-        for cid, resolved in labels.get(iid, {}).items():
+    for _, iid, ids in task_lines(tasks):
+        row = progress.get(iid)
+        rates = ((row.baselines.get("tests") or {}).get("pass_rate") or {}) if row else {}
+        for cid in ids:
             checked += 1
-            rate = rates.get(cid)
-            if rate is None or (rate == 1.0) != resolved:
+            rate, resolved = rates.get(cid), labels.get(iid, {}).get(cid)
+            if rate is None or resolved is None or (rate == 1.0) != resolved:
                 disagree.append({"instance_id": iid, "candidate_id": cid, "pass_rate": rate})
     tests = report["selectors"]["tests"]["best_at_k"]
     oracle = report["oracle_pass_at_k"]
     off = {k: (tests.get(k), v) for k, v in oracle.items() if abs((tests.get(k) or -1) - v) > 1e-9}
     # the oracle's pick among all of a task's candidates solves it when any candidate is resolved
-    run_labels = [labels.get(t["instance_id"], {}) for t in report["tasks"]]
-    solvable = sum(any(t.values()) for t in run_labels) / max(len(run_labels), 1)
+    pools = [[labels.get(iid, {}).get(c) for c in ids] for _, iid, ids in task_lines(tasks)]
+    solvable = sum(any(pool) for pool in pools) / max(len(pools), 1)
     realised = report["selectors"]["tests"]["realised_best_at_1"]
     return {
         "candidates_checked": checked,
@@ -203,14 +227,11 @@ def hidden_check(run: Path, report: dict[str, Any]) -> dict[str, Any]:
 
 def given_hidden_tests(tasks: Path, dest: Path) -> Path:
     """``dest/<instance_id>/``: each task's bundled hidden_tests/ (every task must be a bundled one)."""
-    for line in tasks.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        iid = json.loads(line)["instance_id"]
-        source = EXAMPLES_DIR / str(iid) / "hidden_tests"
-        if "/" in str(iid) or not source.is_dir():
-            raise DataError(f"{tasks}: {iid!r} is not a bundled task with hidden_tests/")
-        shutil.copytree(source, dest / iid, dirs_exist_ok=True)
+    bundled = {p.name for p in example_folders()}
+    for number, iid, _ in task_lines(tasks):
+        if iid not in bundled or not (EXAMPLES_DIR / iid / "hidden_tests").is_dir():
+            raise DataError(f"{tasks}:{number}: {iid!r} is not a bundled task with hidden_tests/")
+        shutil.copytree(EXAMPLES_DIR / iid / "hidden_tests", dest / iid, dirs_exist_ok=True)
     return dest
 
 
@@ -249,6 +270,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the intervals")
     parser.add_argument("--test-reruns", type=int, default=1)
     args = parser.parse_args(argv)
+    try:
+        return _compare(args)
+    except DataError as exc:
+        print(f"compare_verifiers: {exc}", file=sys.stderr)
+        return 2
+
+
+def _compare(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     tasks = args.tasks or write_tasks_jsonl(args.out / "tasks.jsonl")
     run = args.out / "run"
@@ -269,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
         "hybrid_weights": (report.get("fitted_weights") or {}).get("hybrid"),
     }
     if args.tests_from_hidden:
-        results["hidden_check"] = hidden_check(run, report)
+        results["hidden_check"] = hidden_check(run, report, tasks)
     (args.out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
     (args.out / "results.md").write_text(markdown(results), encoding="utf-8")
     plot_best_at_k(results, args.out / "best_at_k.png")

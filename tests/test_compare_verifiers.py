@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from compare_table import METHODS  # noqa: E402
-from compare_verifiers import cost_table, figures, main  # noqa: E402
+from compare_verifiers import cost_table, figures, hidden_check, main  # noqa: E402
 
 
 def _phase(usd: float, estimated: float, calls: int) -> dict[str, Any]:
@@ -80,12 +80,35 @@ def test_a_hostile_report_is_refused_naming_the_field() -> None:
         figures({"selectors": {}, "counts": {"candidates": 1}, "oracle_pass_at_k": {"1": 1.0}})
 
 
+def test_hidden_tests_are_given_only_for_bundled_tasks_and_a_bad_line_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    every = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
+    for bad, why in (
+        (
+            '{"instance_id": "..", "candidates": []}',
+            "'..' is not a bundled task with hidden_tests/",
+        ),
+        ("{not json", "not a task with an instance_id and candidates"),
+    ):
+        tasks = tmp_path / "tasks.jsonl"
+        tasks.write_text(every[0] + "\n" + bad + "\n")
+        argv = ["--tasks", str(tasks), "--out", str(tmp_path / "out"), "--tests-from-hidden"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{tasks}:2: " in err and why in err, err
+    assert not (tmp_path / "out" / "run").exists()  # refused before any run
+
+
 @needs_sandbox
 @SLOW
 def test_the_comparison_on_a_bundled_task_with_its_hidden_tests(tmp_path: Path) -> None:
-    every = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
+    # one bundled task with 5 of its candidates (one resolved), to keep the test short
+    task = json.loads(write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()[0])
+    task["candidates"] = task["candidates"][:5]
+    assert [c["resolved"] for c in task["candidates"]] == [True, False, False, False, False]
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(every[0] + "\n")
+    tasks.write_text(json.dumps(task) + "\n")
     out = tmp_path / "out"
     argv = ["--tasks", str(tasks), "--out", str(out), "--tests-from-hidden"]
     assert main([*argv, "--bootstrap", "0", "--test-reruns", "0"]) == 0
@@ -97,7 +120,7 @@ def test_the_comparison_on_a_bundled_task_with_its_hidden_tests(tmp_path: Path) 
         want = want or report["selectors"][method]["best_at_k"]
         assert results["methods"][method]["best_at_k"] == want
     check = results["hidden_check"]
-    assert check["ok"] and check["candidates_checked"] == 15, check
+    assert check["ok"] and check["candidates_checked"] == 5, check
     assert check["tests_realised_best_at_1"] == check["oracle_realised_best_at_1"] == 1.0
     cost = results["cost"]
     assert cost["tests"]["grading_per_candidate"]["cpu_seconds"] > 0  # executed, and recorded
@@ -105,6 +128,10 @@ def test_the_comparison_on_a_bundled_task_with_its_hidden_tests(tmp_path: Path) 
     assert cost["similarity"]["artifact_per_task"]["agent_turns"] > 0  # the proxy author's
     assert cost["tests"]["artifact_per_task"]["agent_turns"] == 0  # given, not written
     assert cost["rubric"]["grading_per_candidate"]["estimated_usd"] > 0
+    # the check can fail: the tests' Best@K off the oracle's at one K
+    report["selectors"]["tests"]["best_at_k"]["2"] -= 0.1
+    wrong = hidden_check(out / "run", report, tasks)
+    assert not wrong["ok"] and list(wrong["best_at_k_differs_from_oracle"]) == ["2"]
     md = (out / "results.md").read_text()
     assert "measure the machinery, not a method's quality" in md
     assert "| hybrid |" in md and "Best@K equals the oracle's at every K" in md
