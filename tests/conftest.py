@@ -108,6 +108,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_fusion": "rank",
     "test_similarity": "rank",
     "test_verifier_similarity": "pipeline",
+    "test_compare_verifiers": "pipeline",
     "test_content": "rank",
     "test_content_bench": "rank",
     "test_offline": "rank",
