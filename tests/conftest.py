@@ -91,6 +91,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_sandbox_swerex": "sandbox",
     "test_sandbox_swerex_docker": "sandbox",
     "test_testrun": "sandbox",
+    "test_envcheck": "sandbox",
     "test_worker_start": "pipeline",
     "test_config_unions": "sandbox",
     "test_agent": "explore",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentic_rubrics.cli.envcheck import env_check as _env_check
 from agentic_rubrics.cli.exit import failed as _failed
 from agentic_rubrics.cli.exit import finish as _finish
 from agentic_rubrics.cli.exit import finish_problems as _finish_problems
@@ -355,6 +356,7 @@ def _demo(
 
 app.command("demo")(with_run_options(_demo, ["out"]))
 app.command("fit")(_fit)
+app.command("env-check")(_env_check)
 
 
 def main() -> None:

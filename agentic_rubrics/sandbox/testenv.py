@@ -86,7 +86,9 @@ def probe(python: str) -> tuple[str, str, str]:
         raise SandboxError(f"test interpreter {python!r} does not run: {exc}") from None
     lines = done.stdout.split("\n")
     if done.returncode != 0 or len(lines) < 3:
-        raise SandboxError(f"test interpreter {python!r} does not run: {done.stderr.strip()[-300:]}")
+        raise SandboxError(
+            f"test interpreter {python!r} does not run: {done.stderr.strip()[-300:]}"
+        )
     return lines[0], lines[1], lines[2]
 
 

@@ -43,8 +43,8 @@ _SYMPY_STATUS: dict[str, Status] = {
     "X": "xpassed",
     "s": "skipped",
 }
-PYTEST_FLAGS = "--no-header -rA --tb=no -p no:cacheprovider"
-"""The harness's pytest flags (``TEST_PYTEST``)."""
+PYTEST_FLAGS = "--no-header -rA --tb=short -p no:cacheprovider"
+"""The harness's pytest flags (``TEST_PYTEST``), with short tracebacks: a collection error says why."""
 
 
 def runner_for(repo: str) -> Runner:

@@ -60,16 +60,16 @@ if [ -s {stage}/test.diff ]; then
   git apply --whitespace=nowarn {stage}/test.diff >/dev/null 2>&1 || {{ echo "@@TESTPATCH failed"; exit 0; }}
 fi
 echo "@@APPLY $applied"
-{exports}{command} > /tmp/pytest.out 2>&1
+{exports}{command} > {log} 2>&1
 echo "@@EXIT $?"
-grep -E {lines} /tmp/pytest.out | head -n 5000 | cut -c1-400
+grep -E {lines} {log} | head -n 5000 | cut -c1-400
 echo "@@TAIL"
-tail -c {tail} /tmp/pytest.out
+tail -c {tail} {log}
 """
 _COPY_TESTS = 'cp -r {stage}/tests {dir} 2>/dev/null || {{ echo "@@STAGE failed"; exit 0; }}\n'
 _PYTEST = (
     "PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -m pytest -q -rA --tb=short"
-    " --show-capture=no -p no:cacheprovider --rootdir=/workspace {dir}"
+    " --show-capture=no -p no:cacheprovider --rootdir={root} {dir}"
 )
 
 
@@ -209,10 +209,13 @@ def script(
     *,
     stage: str = STAGE,
     workdir: str = "/workspace",
+    log: str = "/tmp/pytest.out",
 ) -> str:
-    """The shell script one run is (the staged files at ``stage``, the tree at ``workdir``)."""
+    """The shell script one run is (the staged files at ``stage``, the tree at ``workdir``, the
+    tests' output in ``log``)."""
     if command is None:
-        command = RunCommand(_PYTEST.format(python=shlex.quote(python), dir=TEST_DIR))
+        pytest = _PYTEST.format(python=shlex.quote(python), dir=TEST_DIR, root=shlex.quote(workdir))
+        command = RunCommand(pytest)
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in (variables or {}).items())
     text = _SCRIPT.format(
         stage=stage,
@@ -221,6 +224,7 @@ def script(
         command=command.command,
         lines=shlex.quote(command.lines),
         tail=limits.excerpt_chars,
+        log=shlex.quote(log),
     )
     return text.replace("cd /workspace\n", f"cd {shlex.quote(workdir)}\n", 1)
 
