@@ -229,3 +229,4 @@ def test_a_test_runs_through_a_swerex_deployment(tmp_path: Path) -> None:
     assert gold.outcomes == {"agentic_rubrics_tests/test_calc.py::test_add": "passed"}  # type: ignore[attr-defined]
     assert none.outcomes == {"agentic_rubrics_tests/test_calc.py::test_add": "failed"}  # type: ignore[attr-defined]
     assert (tree / "calc/__init__.py").read_text() == BASE["calc/__init__.py"]  # a copy was patched
+    assert gold.cpu_s is not None and gold.cpu_s > 0  # type: ignore[attr-defined]

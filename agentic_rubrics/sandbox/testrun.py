@@ -36,6 +36,9 @@ TEST_DIR = "agentic_rubrics_tests"
 STAGE = "/stage"
 """Where the candidate's patch and the test files are bound read-only inside the sandbox."""
 Status = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
+_TIMES = re.compile(
+    r"^@@TIMES\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s$", re.M
+)
 _LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.M)
 _STATUS: dict[str, Status] = {
     "PASSED": "passed",
@@ -62,6 +65,8 @@ fi
 echo "@@APPLY $applied"
 {exports}{command} > {log} 2>&1
 echo "@@EXIT $?"
+echo "@@TIMES"
+times
 grep -E {lines} {log} | head -n 5000 | cut -c1-400
 echo "@@TAIL"
 tail -c {tail} {log}
@@ -125,6 +130,9 @@ class ExecRun:
     """The tail of pytest's output (bounded)."""
     seconds: float = 0.0
     """Wall time of the whole run."""
+    cpu_s: float | None = None
+    """CPU-seconds inside the sandbox (the script's shell and every child it reaped: apply, the
+    interpreter, the tests), from bash's ``times``; ``None`` when the script did not get there."""
     timings: dict[str, float] = field(default_factory=dict)
     """``prepare_ms`` (staging and the sandbox's start), ``run_ms`` (apply and pytest), ``close_ms``."""
 
@@ -200,6 +208,15 @@ def parse(
     return applied, exit_code, read(head), tail
 
 
+def cpu_seconds(output: str) -> float | None:
+    """The CPU-seconds bash's ``times`` reported after the tests (shell and children, user and sys)."""
+    match = _TIMES.search(output)
+    if match is None:
+        return None
+    parts = match.groups()
+    return round(sum(float(parts[i]) * 60 + float(parts[i + 1]) for i in range(0, 8, 2)), 4)
+
+
 def script(
     tests: dict[str, bytes],
     python: str,
@@ -233,6 +250,7 @@ def outcome(done: CommandResult, read: Callable[[str], dict[str, Status]]) -> Ex
     """One run's result from the script's output."""
     applied, exit_code, outcomes, tail = parse(done.output, read)
     run = ExecRun(applied=applied, outcomes=outcomes, exit_code=exit_code, excerpt=tail)
+    run.cpu_s = cpu_seconds(done.output)
     if done.timed_out:
         run.reason = "timeout"
     elif "@@STAGE failed" in done.output:
