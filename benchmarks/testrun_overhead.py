@@ -148,6 +148,93 @@ def bundled_task(task: Path, python: str, repeats: int) -> dict[str, Any]:
     }
 
 
+def swebench_instance(instance: Any, tree: Path, interpreter: Any, repeats: int) -> dict[str, Any]:
+    """One SWE-bench instance's FAIL_TO_PASS files, with the gold patch and with none as the two
+    candidates, in the spec's environment: the verifier against the same command run directly."""
+    from agentic_rubrics.sandbox.testlogs import command, directives, outcome_filter, runner_for
+
+    runner = runner_for(instance.repo)
+    text = command(runner, interpreter.python, directives(instance.test_patch))
+    run_command = RunCommand(text, lines=outcome_filter(runner))
+    before = cpu()
+    prepared = PreparedTree(tree)
+    prepare = cpu() - before
+    verifier, floor = [], []
+    try:
+        for patch in (instance.gold_patch, ""):
+            kw = {"test_patch": instance.test_patch, "command": run_command}
+            kw["read_only"] = interpreter.read_only
+            runs = [asyncio.run(_cpu_of(prepared.path, patch, {}, **kw)) for _ in range(repeats)]
+            verifier.append(statistics.median(runs))
+            floor.append(
+                statistics.median(
+                    _floor_command(tree, [patch, instance.test_patch], text) for _ in range(repeats)
+                )
+            )
+    finally:
+        prepared.close()
+    per = statistics.mean(verifier) + prepare / 2
+    base = statistics.mean(floor)
+    return {
+        "task": instance.instance_id,
+        "candidates": 2,
+        "prepare_cpu_s": round(prepare, 4),
+        "verifier_cpu_s": round(per, 4),
+        "floor_cpu_s": round(base, 4),
+        "overhead": round(per / base - 1, 4),
+    }
+
+
+def _floor_command(tree: Path, patches: list[str], text: str) -> float:
+    """CPU-seconds of ``text`` run directly by bash in a copy of the tree with ``patches`` applied."""
+    from agentic_rubrics.sandbox.bwrap import POOL_THREADS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp) / "tree"
+        copy_tree(tree, work)
+        for patch in patches:
+            if patch:
+                subprocess.run(
+                    ["git", "apply", "--whitespace=nowarn", "-"],
+                    input=patch.encode(),
+                    cwd=work,
+                    check=True,
+                    capture_output=True,
+                )
+        env = {**os.environ, **POOL_THREADS}
+        before = cpu()
+        subprocess.run(["bash", "-c", text], cwd=work, env=env, capture_output=True, check=False)
+        return cpu() - before
+
+
+def _swebench_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from agentic_rubrics.datasets.repos import RepoCache
+    from agentic_rubrics.datasets.swebench_tests import load_tested_instances
+    from agentic_rubrics.sandbox.testenv import EnvSpec, build_env, named_interpreter
+
+    wanted = args.instances.split(",")
+    instances = [i for i in load_tested_instances(args.swebench) if i.instance_id in wanted]
+    specs = json.loads(args.env_spec.read_text()) if args.env_spec else {}
+    repos = RepoCache(args.repo_cache, args.repo_url)
+    rows = []
+    for instance in instances:
+        tree = repos.checkout(instance.repo, instance.base_commit).path
+        raw = specs.get(instance.repo)
+        interpreter = named_interpreter(args.python)
+        if raw is not None:
+            interpreter = build_env(
+                EnvSpec.model_validate(raw),
+                tree,
+                cache_dir=args.env_cache,
+                repo=instance.repo,
+                repo_version=instance.version,
+            )
+        row = swebench_instance(instance, tree, interpreter, args.repeats)
+        rows.append(row)
+        print(json.dumps(row))
+    return rows
+
+
 def _collect(rows: list[dict[str, float]]) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for row in rows:
@@ -156,38 +243,63 @@ def _collect(rows: list[dict[str, float]]) -> dict[str, list[float]]:
     return out
 
 
+def _bundled_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    k = sum(r["candidates"] for r in rows)
+    total_v = sum(r["verifier_cpu_s"] * r["candidates"] for r in rows)
+    total_f = sum(r["floor_cpu_s"] * r["candidates"] for r in rows)
+    return {
+        "tasks": len(rows),
+        "candidates": k,
+        "verifier_cpu_s_per_candidate": round(total_v / k, 4),
+        "floor_cpu_s_per_candidate": round(total_f / k, 4),
+        "overhead": round(total_v / total_f - 1, 4),
+        "median_task_overhead": round(statistics.median(r["overhead"] for r in rows), 4),
+        "parts_cpu_s_median": {
+            n: round(statistics.median(v), 4)
+            for n, v in _collect([r["parts_cpu_s"] for r in rows]).items()
+        },
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default="/usr/bin/python3")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--tasks", type=int, default=10, help="bundled tasks measured (0: none)")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--swebench", type=Path, help="SWE-bench rows: measure --instances too")
+    parser.add_argument("--instances", default="", help="comma-separated runnable instance ids")
+    parser.add_argument("--repo-url", default="https://github.com/{repo}.git")
+    parser.add_argument("--repo-cache", type=Path)
+    parser.add_argument("--env-spec", type=Path, help="env-check's spec file (by owner/name)")
+    parser.add_argument("--env-cache", type=Path)
     args = parser.parse_args()
     if shutil.which("bwrap") is None:
         raise SystemExit("bubblewrap is not installed")
     tasks = sorted(p for p in EXAMPLES_DIR.iterdir() if (p / "hidden_tests").is_dir())
+    tasks = tasks[: args.tasks]
     rows = []
     for task in tasks:
         row = bundled_task(task, args.python, args.repeats)
         rows.append(row)
         print(json.dumps(row))
-    total_v = sum(r["verifier_cpu_s"] * r["candidates"] for r in rows)
-    total_f = sum(r["floor_cpu_s"] * r["candidates"] for r in rows)
-    summary = {
-        "python": args.python,
-        "tasks": len(rows),
-        "candidates": sum(r["candidates"] for r in rows),
-        "verifier_cpu_s_per_candidate": round(total_v / sum(r["candidates"] for r in rows), 4),
-        "floor_cpu_s_per_candidate": round(total_f / sum(r["candidates"] for r in rows), 4),
-        "overhead": round(total_v / total_f - 1, 4),
-        "median_task_overhead": round(statistics.median(r["overhead"] for r in rows), 4),
-        "parts_cpu_s_median": {
-            k: round(statistics.median(v), 4)
-            for k, v in _collect([r["parts_cpu_s"] for r in rows]).items()
-        },
-    }
+    summary: dict[str, Any] = {"python": args.python}
+    if rows:
+        summary["bundled"] = _bundled_summary(rows)
+    real = _swebench_rows(args) if args.swebench else []
+    if real:
+        real_v = statistics.mean(r["verifier_cpu_s"] for r in real)
+        real_f = statistics.mean(r["floor_cpu_s"] for r in real)
+        summary["swebench"] = {
+            "instances": len(real),
+            "verifier_cpu_s_per_candidate": round(real_v, 4),
+            "floor_cpu_s_per_candidate": round(real_f, 4),
+            "overhead": round(real_v / real_f - 1, 4),
+        }
     print(json.dumps(summary, indent=2))
     if args.out:
-        args.out.write_text(json.dumps({"summary": summary, "tasks": rows}, indent=2) + "\n")
+        out = {"summary": summary, "tasks": rows, "swebench": real}
+        args.out.write_text(json.dumps(out, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,7 @@ def test_env_check_says_which_instances_can_run_their_tests(
     assert by_id["acme__gone-1"]["reason"] == "no_repository"
     assert report["counts"] == {"missing_dependency": 1, "no_repository": 2, "runnable": 1}
     assert report["runnable"] == 1 and "1 of 4 instance(s) runnable" in done.output
+    assert report["complete"] is True
 
 
 def test_env_check_refuses_an_unknown_instance(upstream: tuple[str, str], tmp_path: Path) -> None:

@@ -166,7 +166,12 @@ def _check(chosen: list[Any], trees: Any, site: CheckSite, out: Path) -> None:
     from agentic_rubrics.pipeline.envcheck import check_instances, report, table
     from agentic_rubrics.runfolder.files import atomic_write_json
 
+    done: list[Any] = []
+
     def progress(row: Any) -> None:
+        # the report so far, after every instance: a long check stopped midway keeps what it found
+        done.append(row)
+        atomic_write_json(out, {**report(done, site), "complete": False})
         typer.echo(f"{row.instance_id}: {row.reason} {row.detail[:100]}".rstrip(), err=True)
 
     try:
@@ -174,7 +179,7 @@ def _check(chosen: list[Any], trees: Any, site: CheckSite, out: Path) -> None:
     except SandboxError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(EXIT_FAILED) from exc
-    result = report(rows, site)
+    result = {**report(rows, site), "complete": True}
     atomic_write_json(out, result)
     typer.echo(table(rows))
     counts = ", ".join(f"{k} {v}" for k, v in result["counts"].items())
