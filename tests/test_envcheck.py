@@ -231,3 +231,23 @@ def test_a_test_runs_through_a_swerex_deployment(tmp_path: Path) -> None:
     assert none.outcomes == {"agentic_rubrics_tests/test_calc.py::test_add": "failed"}  # type: ignore[attr-defined]
     assert (tree / "calc/__init__.py").read_text() == BASE["calc/__init__.py"]  # a copy was patched
     assert gold.cpu_s is not None and gold.cpu_s > 0  # type: ignore[attr-defined]
+
+
+def test_the_build_keeps_the_network_and_gets_pip_and_spec_variables(
+    monkeypatch: pytest.MonkeyPatch, open_dir: Path
+) -> None:
+    from agentic_rubrics.sandbox.testenv import networked_argv
+
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
+    variables = {"SETUPTOOLS_SCM_PRETEND_VERSION": "5.4.0"}
+    argv = networked_argv(open_dir, open_dir, open_dir / "env", "true", variables)
+    assert "--share-net" in argv
+    assert argv[argv.index("PIP_INDEX_URL") - 1 : argv.index("PIP_INDEX_URL") + 2] == [
+        "--setenv",
+        "PIP_INDEX_URL",
+        "http://127.0.0.1:1/simple",
+    ]
+    assert argv[argv.index("SETUPTOOLS_SCM_PRETEND_VERSION") + 1] == "5.4.0"
+    assert ["--bind", str(open_dir / "env"), str(open_dir / "env")] == argv[
+        argv.index(str(open_dir / "env")) - 1 : argv.index(str(open_dir / "env")) + 2
+    ]

@@ -172,7 +172,8 @@ def _check(chosen: list[Any], trees: Any, site: CheckSite, out: Path) -> None:
         # the report so far, after every instance: a long check stopped midway keeps what it found
         done.append(row)
         atomic_write_json(out, {**report(done, site), "complete": False})
-        typer.echo(f"{row.instance_id}: {row.reason} {row.detail[:100]}".rstrip(), err=True)
+        detail = " ".join(row.detail.split())[:100]
+        typer.echo(f"{row.instance_id}: {row.reason} {detail}".rstrip(), err=True)
 
     try:
         rows = check_instances(chosen, trees, site, progress=progress)

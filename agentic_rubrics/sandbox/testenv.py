@@ -58,6 +58,9 @@ class EnvSpec(BaseModel):
     """Requirements installed first (pip's syntax: ``numpy<2``, ``pytest==7.4.4`` ...)."""
     install_tree: bool = True
     """Then ``pip install -e .`` of the task's tree (its dependencies, its metadata)."""
+    build_env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of the build only (e.g. ``SETUPTOOLS_SCM_PRETEND_VERSION``: a tree
+    exported without ``.git`` has no version for setuptools-scm)."""
     timeout_s: float = Field(default=900.0, gt=0)
     """Seconds the whole ``pip install`` may take."""
 
@@ -115,6 +118,7 @@ def env_key(spec: EnvSpec, *, real_python: str, version: str, repo: str, repo_ve
         "python_version": version,
         "requirements": list(spec.requirements),
         "install_tree": spec.install_tree,
+        "build_env": dict(sorted(spec.build_env.items())),
         "repo": repo,
         "version": repo_version,
     }
@@ -194,7 +198,7 @@ def _build(spec: EnvSpec, tree: Path, home: Path, python: str) -> None:
         if spec.install_tree:
             steps.append(f"{pip} -e /workspace")
         command = " && ".join(steps) or "true"
-        argv = networked_argv(work, scratch, home, command)
+        argv = networked_argv(work, scratch, home, command, spec.build_env)
         try:
             done = subprocess.run(
                 argv,
@@ -212,9 +216,16 @@ def _build(spec: EnvSpec, tree: Path, home: Path, python: str) -> None:
             raise EnvBuildError(f"pip install failed (exit {done.returncode}): {said}")
 
 
-def networked_argv(workspace: Path, home: Path, env_home: Path, command: str) -> list[str]:
+def networked_argv(
+    workspace: Path,
+    home: Path,
+    env_home: Path,
+    command: str,
+    variables: dict[str, str] | None = None,
+) -> list[str]:
     """The bubblewrap command line of an environment's build: the test sandbox's, with this
-    machine's network kept, the venv's folder writable at its own path and pip's configuration."""
+    machine's network kept, the venv's folder writable at its own path, pip's configuration (the
+    ``PIP_*`` variables) and the spec's ``variables``."""
     from agentic_rubrics.sandbox.bwrap import bwrap_argv
 
     argv = bwrap_argv(workspace, home, max_tmp_bytes=2048 << 20)
@@ -222,6 +233,7 @@ def networked_argv(workspace: Path, home: Path, env_home: Path, command: str) ->
     at = argv.index("--remount-ro", argv.index("--bind"))
     argv[at:at] = ["--bind", str(env_home), str(env_home)]
     pip = [("--setenv", k, v) for k, v in os.environ.items() if k.startswith("PIP_")]
+    pip += [("--setenv", k, v) for k, v in (variables or {}).items()]
     at = argv.index("--clearenv") + 1
     argv[at:at] = [part for triple in pip for part in triple]
     return [*argv, "512", str(4096 << 10), command]
