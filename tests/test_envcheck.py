@@ -130,6 +130,23 @@ def test_env_check_says_which_instances_can_run_their_tests(
     assert report["complete"] is True
 
 
+def test_env_check_on_a_swerex_deployment(upstream: tuple[str, str], tmp_path: Path) -> None:
+    template, sha = upstream
+    dataset = tmp_path / "rows.jsonl"
+    row = _row("acme__calc-1", "acme/calc", sha, TESTS, ["tests/test_calc.py::test_add"])
+    dataset.write_text(json.dumps(row) + "\n")
+    out = tmp_path / "check.json"
+    args = ["env-check", str(dataset), "--out", str(out), "--repo-url", template]
+    args += ["--repo-cache", str(tmp_path / "cache"), "--swerex", "swerex-local"]
+    done = CliRunner().invoke(app, [*args, "--test-python", "/usr/bin/python3"])
+    assert done.exit_code == 0, done.output
+    report = json.loads(out.read_text())
+    assert report["site"] == {"kind": "swerex-local", "python": "/usr/bin/python3"}
+    assert [(r["reason"], r["gold"]["fail_to_pass"]) for r in report["rows"]] == [
+        ("runnable", {"passed": 1})
+    ]
+
+
 def test_env_check_refuses_an_unknown_instance(upstream: tuple[str, str], tmp_path: Path) -> None:
     sha = upstream[1]
     dataset = tmp_path / "rows.jsonl"

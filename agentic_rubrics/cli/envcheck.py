@@ -96,8 +96,13 @@ def env_check(
         Path | None, typer.Option("--repo-cache", help="Folder of fetched repositories.")
     ] = None,
     test_python: Annotated[
-        str, typer.Option("--test-python", help="The interpreter tests run with.")
-    ] = "/usr/bin/python3",
+        str | None,
+        typer.Option(
+            "--test-python",
+            help="The interpreter tests run with (default: /usr/bin/python3; on a SWE-ReX"
+            " deployment, python from its PATH: the testbed environment in SWE-bench's images).",
+        ),
+    ] = None,
     env_spec: Annotated[
         Path | None,
         typer.Option(
@@ -126,15 +131,18 @@ def env_check(
 
     try:
         chosen = _pick(load_tested_instances(dataset), instances, limit)
-        site = _site(test_python, _specs(env_spec), env_cache, repo_cache, _swerex(swerex), timeout)
-        trees = _trees(None if repo_url == "none" else repo_url, repo_cache)
+        deployment = _swerex(swerex)
+        site = _site(test_python, _specs(env_spec), env_cache, repo_cache, deployment, timeout)
+        # SWE-bench's images hold the repository: nothing to fetch for them
+        fetch = repo_url != "none" and (deployment is None or deployment.needs_repo)
+        trees = _trees(repo_url if fetch else None, repo_cache)
     except AgenticRubricsError as exc:
         raise failed(exc) from exc
     _check(chosen, trees, site, out)
 
 
 def _site(
-    python: str,
+    python: str | None,
     specs: dict[str, Any],
     env_cache: Path | None,
     repo_cache: Path | None,
@@ -147,7 +155,7 @@ def _site(
 
     if env_cache is None:
         env_cache = (repo_cache or default_cache_dir()).parent / "envs"
-    python = "python" if swerex is not None and python == "/usr/bin/python3" else python
+    python = python or ("python" if swerex is not None else "/usr/bin/python3")
     limits = ExecLimits(timeout_s=timeout, excerpt_chars=6000)
     return CheckSite(python, specs, env_cache, swerex, limits)
 
