@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
-from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, build_env
+from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, build_env, env_key
 from agentic_rubrics.sandbox.testlogs import directives, parse_outcomes, runner_for
 from agentic_rubrics.sandbox.testrun import ExecLimits, PreparedTree, RunCommand, run_tests
 
@@ -193,8 +193,14 @@ def test_the_spec_env_is_built_once_and_seen_read_only(open_dir: Path) -> None:
     second = build_env(spec, tree, cache_dir=open_dir / "envs", repo="a/b", repo_version="1")
     assert (first.built, second.built) == (True, False)
     assert second.python == first.python and marker.stat().st_mtime_ns == stamp
-    other = build_env(spec, tree, cache_dir=open_dir / "envs", repo="a/b", repo_version="2")
-    assert other.built and other.python != first.python  # another version, another venv
+    key = {"real_python": "/usr/bin/python3.11", "version": "3.11.2", "repo": "a/b"}
+    keys = {
+        env_key(spec, **key, repo_version="1"),
+        env_key(spec, **key, repo_version="2"),  # another version, another venv
+        env_key(EnvSpec(install_tree=False, requirements=["x"]), **key, repo_version="1"),
+        env_key(EnvSpec(install_tree=False, build_env={"A": "1"}), **key, repo_version="1"),
+    }
+    assert len(keys) == 4
     prepared = PreparedTree(tree)
     try:
         venv = Path(first.python).parents[1]
