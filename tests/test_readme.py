@@ -107,6 +107,7 @@ def test_every_option_in_the_readme_exists() -> None:
         "report",
         "calibrate",
         "fit",
+        "env-check",
         "import-swebench",
         "validate",
         "export-sft",

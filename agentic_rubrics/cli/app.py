@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentic_rubrics.cli.envcheck import env_check as _env_check
 from agentic_rubrics.cli.exit import failed as _failed
 from agentic_rubrics.cli.exit import finish as _finish
 from agentic_rubrics.cli.exit import finish_problems as _finish_problems
@@ -361,6 +362,7 @@ app.command("fit")(_fit)
 app.command("serve-reward")(_serve_reward)
 app.command("export-sft")(_export_sft)
 app.command("view")(_view)
+app.command("env-check")(_env_check)
 
 
 def main() -> None:

@@ -271,6 +271,16 @@ class SweRexSandbox:
             raise SandboxError(f"cannot read {path!r}: {exc}") from exc
         return str(response.content)[:max_bytes]
 
+    async def write_file(self, path: str, text: str) -> None:
+        """Write a text file at an absolute path of the deployment (a test run's staging)."""
+        from swerex.runtime.abstract import WriteFileRequest
+
+        request = WriteFileRequest(path=path, content=text)
+        try:
+            await self._call(lambda: self._deployment.runtime.write_file(request))
+        except Exception as exc:
+            raise SandboxError(f"{self.kind}: cannot write {path}: {exc}") from exc
+
     async def close(self) -> None:
         """Stop the deployment and delete any local copy."""
         if self._deployment is not None:

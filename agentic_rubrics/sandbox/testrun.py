@@ -23,18 +23,24 @@ import shlex
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from agentic_rubrics.exceptions import SandboxError
+from agentic_rubrics.payloads import CommandResult
 
 TEST_DIR = "agentic_rubrics_tests"
 """Where the test files go in the candidate's tree."""
 STAGE = "/stage"
 """Where the candidate's patch and the test files are bound read-only inside the sandbox."""
 Status = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
+_TIMES = re.compile(
+    r"^@@TIMES\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s$", re.M
+)
 _LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)(?: - ([^\n]*))?", re.M)
+_DURATION = re.compile(r"^([0-9.]+)s (?:setup|call|teardown) +(\S+)", re.M)
 _STATUS: dict[str, Status] = {
     "PASSED": "passed",
     "FAILED": "failed",
@@ -43,27 +49,55 @@ _STATUS: dict[str, Status] = {
     "XFAIL": "xfailed",
     "XPASS": "xpassed",
 }
+STATUS_WORDS = tuple(_STATUS)
+"""The words pytest's ``-rA`` summary starts a test's line with."""
 _SCRIPT = """set -u
 cd /workspace
-cp -r {stage}/tests {dir} 2>/dev/null || {{ echo "@@STAGE failed"; exit 0; }}
-applied=none
+{copy_tests}applied=none
 if [ -s {stage}/candidate.diff ]; then
   if git apply --whitespace=nowarn {stage}/candidate.diff >/dev/null 2>&1; then applied=git_apply
   elif patch --batch --fuzz=5 -p1 -i {stage}/candidate.diff >/dev/null 2>&1; then applied=patch_fuzz
   else echo "@@APPLY failed"; exit 0
   fi
 fi
+if [ -s {stage}/test.diff ]; then
+  git apply --whitespace=nowarn {stage}/test.diff >/dev/null 2>&1 || {{ echo "@@TESTPATCH failed"; exit 0; }}
+fi
 echo "@@APPLY $applied"
-PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -m pytest -q -rA --tb=short \\
-  --show-capture=no -p no:cacheprovider --durations=0 --durations-min=0 --rootdir=/workspace {dir} \
-  > /tmp/pytest.out 2>&1
+{exports}{command} > {log} 2>&1
 echo "@@EXIT $?"
-times > /tmp/times.out 2>/dev/null; echo "@@CPU $(tail -n 1 /tmp/times.out 2>/dev/null)"
-grep -E '^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) |^[0-9.]+s (setup|call|teardown) ' /tmp/pytest.out \
-  | head -n 20000 | cut -c1-400
+echo "@@TIMES"
+times
+grep -E {lines} {log} | head -n 20000 | cut -c1-400
 echo "@@TAIL"
-tail -c {tail} /tmp/pytest.out
+tail -c {tail} {log}
 """
+_COPY_TESTS = 'cp -r {stage}/tests {dir} 2>/dev/null || {{ echo "@@STAGE failed"; exit 0; }}\n'
+_PYTEST = (
+    "PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -m pytest -q -rA --tb=short"
+    " --show-capture=no -p no:cacheprovider --durations=0 --durations-min=0 --rootdir={root} {dir}"
+)
+
+
+def parse_pytest_lines(lines: str) -> dict[str, Status]:
+    """Node id -> status, from pytest's ``-rA`` summary lines (the harness's ``parse_log_pytest``)."""
+    return {m.group(2): _STATUS[m.group(1)] for m in _LINE.finditer(lines)}
+
+
+@dataclass(frozen=True)
+class RunCommand:
+    """What runs in the tree once the candidate (and any test patch) is applied, and how it is read."""
+
+    command: str
+    """The shell command (in the tree's root; its output is the log)."""
+    lines: str = "^(" + "|".join(STATUS_WORDS) + ") "
+    """The extended regex (``grep -E``) of the log's lines that carry a test's status."""
+    parse: Callable[[str], dict[str, Status]] = parse_pytest_lines
+    """Test name -> status, from those lines."""
+
+
+PYTEST_LINES = "^(" + "|".join(STATUS_WORDS) + ") |^[0-9.]+s (setup|call|teardown) "
+"""The library's own pytest run: each test's status line and its durations (``--durations=0``)."""
 
 
 @dataclass(frozen=True)
@@ -98,18 +132,23 @@ class ExecRun:
     """pytest's exit status (``None``: it did not run, or it was killed)."""
     reason: str | None = None
     """Why there are no outcomes: ``patch_does_not_apply``, ``timeout``, ``no_tests_collected``,
-    ``stage_failed``, ``sandbox_error``; ``None`` when pytest reported."""
+    ``stage_failed``, ``test_patch_does_not_apply``, ``sandbox_error``; ``None`` when pytest reported."""
     excerpt: str = ""
     """The tail of pytest's output (bounded)."""
     seconds: float = 0.0
     """Wall time of the whole run."""
-    timings: dict[str, float] = field(default_factory=dict)
+    cpu_s: float | None = None
+    """CPU-seconds inside the sandbox (the script's shell and every child it reaped: apply, the
+    interpreter, the tests), from bash's ``times``; ``None`` when the script did not get there."""
     durations: dict[str, float] = field(default_factory=dict)
     """Node id -> seconds of its setup, call and teardown, as pytest timed them."""
-    cpu_seconds: float | None = None
-    """CPU time (user and system) of everything the run's shell waited for: ``git apply`` and pytest
-    with its children (``None``: killed before it could say)."""
+    timings: dict[str, float] = field(default_factory=dict)
     """``prepare_ms`` (staging and the sandbox's start), ``run_ms`` (apply and pytest), ``close_ms``."""
+
+    @property
+    def cpu_seconds(self) -> float | None:
+        """:attr:`cpu_s` (the name the tests verifier's records use)."""
+        return self.cpu_s
 
     @property
     def passed(self) -> int:
@@ -149,11 +188,12 @@ class PreparedTree:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
-def _stage(patch: str, tests: dict[str, bytes]) -> Path:
-    """A folder the sandbox's host user may read: the patch and the test files."""
+def stage_files(patch: str, tests: dict[str, bytes], test_patch: str = "") -> Path:
+    """A folder the sandbox's host user may read: the patch, the test patch and the test files."""
     stage = Path(tempfile.mkdtemp(prefix="agentic-rubrics-stage-"))
     stage.chmod(0o755)
     (stage / "candidate.diff").write_text(patch, encoding="utf-8", errors="surrogateescape")
+    (stage / "test.diff").write_text(test_patch, encoding="utf-8", errors="surrogateescape")
     folder = stage / "tests"
     folder.mkdir(mode=0o755)
     for name, data in tests.items():
@@ -166,20 +206,10 @@ def _stage(patch: str, tests: dict[str, bytes]) -> Path:
     return stage
 
 
-_CPU = re.compile(r"^@@CPU (\d+)m([\d.]+)s (\d+)m([\d.]+)s\s*$", re.M)
-
-
-def cpu_seconds(output: str) -> float | None:
-    """The children's user + system seconds bash's ``times`` printed after pytest (``None``: none)."""
-    found = _CPU.search(output.partition("\n@@TAIL\n")[0])
-    if found is None:
-        return None
-    um, us, sm, ss = found.groups()
-    return round(int(um) * 60 + float(us) + int(sm) * 60 + float(ss), 4)
-
-
-def parse(output: str) -> tuple[str | None, int | None, dict[str, Status], str]:
-    """The apply method, pytest's exit code, each test's status and the tail, from the run's output."""
+def parse(
+    output: str, read: Callable[[str], dict[str, Status]] = parse_pytest_lines
+) -> tuple[str | None, int | None, dict[str, Status], str]:
+    """The apply method, the tests' exit code, each test's status and the tail, from the run's output."""
     applied: str | None = None
     exit_code: int | None = None
     for line in output.splitlines():
@@ -189,11 +219,16 @@ def parse(output: str) -> tuple[str | None, int | None, dict[str, Status], str]:
             value = line[7:].strip()
             exit_code = int(value) if value.isdigit() else None
     head, _, tail = output.partition("\n@@TAIL\n")
-    outcomes = {m.group(2): _STATUS[m.group(1)] for m in _LINE.finditer(head)}
-    return applied, exit_code, outcomes, tail
+    return applied, exit_code, read(head), tail
 
 
-_DURATION = re.compile(r"^([0-9.]+)s (?:setup|call|teardown) +(\S+)", re.M)
+def cpu_seconds(output: str) -> float | None:
+    """The CPU-seconds bash's ``times`` reported after the tests (shell and children, user and sys)."""
+    match = _TIMES.search(output)
+    if match is None:
+        return None
+    parts = match.groups()
+    return round(sum(float(parts[i]) * 60 + float(parts[i + 1]) for i in range(0, 8, 2)), 4)
 
 
 def durations(output: str) -> dict[str, float]:
@@ -213,6 +248,56 @@ def messages(output: str) -> dict[str, str]:
     return {m.group(2): m.group(3)[:300] for m in _LINE.finditer(head) if m.group(3)}
 
 
+def script(
+    tests: dict[str, bytes],
+    python: str,
+    limits: ExecLimits,
+    command: RunCommand | None = None,
+    variables: dict[str, str] | None = None,
+    *,
+    stage: str = STAGE,
+    workdir: str = "/workspace",
+    log: str = "/tmp/pytest.out",
+) -> str:
+    """The shell script one run is (the staged files at ``stage``, the tree at ``workdir``, the
+    tests' output in ``log``)."""
+    if command is None:
+        pytest = _PYTEST.format(python=shlex.quote(python), dir=TEST_DIR, root=shlex.quote(workdir))
+        command = RunCommand(pytest, lines=PYTEST_LINES)
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in (variables or {}).items())
+    text = _SCRIPT.format(
+        stage=stage,
+        copy_tests=_COPY_TESTS.format(stage=stage, dir=TEST_DIR) if tests else "",
+        exports=exports,
+        command=command.command,
+        lines=shlex.quote(command.lines),
+        tail=limits.excerpt_chars,
+        log=shlex.quote(log),
+    )
+    return text.replace("cd /workspace\n", f"cd {shlex.quote(workdir)}\n", 1)
+
+
+def outcome(done: CommandResult, read: Callable[[str], dict[str, Status]]) -> ExecRun:
+    """One run's result from the script's output."""
+    applied, exit_code, outcomes, tail = parse(done.output, read)
+    run = ExecRun(applied=applied, outcomes=outcomes, exit_code=exit_code, excerpt=tail)
+    run.cpu_s = cpu_seconds(done.output)
+    run.messages, run.durations = messages(done.output), durations(done.output)
+    if done.timed_out:
+        run.reason = "timeout"
+    elif "@@STAGE failed" in done.output:
+        run.reason = "stage_failed"
+    elif applied is None and "@@APPLY failed" in done.output:
+        run.reason = "patch_does_not_apply"
+    elif "@@TESTPATCH failed" in done.output:
+        run.reason = "test_patch_does_not_apply"
+    elif exit_code is None:
+        run.reason = "sandbox_error"
+    elif not outcomes:
+        run.reason = "no_tests_collected"
+    return run
+
+
 async def run_tests(
     tree: Path,
     patch: str,
@@ -220,14 +305,20 @@ async def run_tests(
     *,
     python: str = "/usr/bin/python3",
     limits: ExecLimits | None = None,
+    test_patch: str = "",
+    command: RunCommand | None = None,
+    read_only: dict[str, Path] | None = None,
+    variables: dict[str, str] | None = None,
 ) -> ExecRun:
-    """Apply ``patch`` over ``tree`` (a :class:`PreparedTree`'s path: never modified) in a sandbox and
-    run ``tests`` there."""
+    """Apply ``patch`` (then ``test_patch``) over ``tree`` (a :class:`PreparedTree`'s path: never
+    modified) in a sandbox and run ``tests`` there with ``python`` (or ``command``, with the tests in
+    place); ``read_only``: host folders the sandbox sees read-only (an environment), ``variables``: its
+    environment variables."""
     from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox
 
     limits = limits or ExecLimits()
     start = time.perf_counter()
-    stage = _stage(patch, tests)
+    stage = stage_files(patch, tests, test_patch)
     try:
         sandbox = await asyncio.to_thread(
             BubblewrapSandbox,
@@ -237,34 +328,20 @@ async def run_tests(
             max_tmp_bytes=limits.max_tmp_mib << 20,
             max_processes=limits.max_processes,
             max_memory_bytes=limits.max_memory_mib << 20,
-            read_only={STAGE: stage},
+            read_only={STAGE: stage, **(read_only or {})},
         )
     except SandboxError:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     prepared = time.perf_counter()
-    script = _SCRIPT.format(
-        stage=STAGE, dir=TEST_DIR, python=shlex.quote(python), tail=limits.excerpt_chars
-    )
+    text = script(tests, python, limits, command, variables)
     try:
-        done = await sandbox.run(script, timeout=limits.timeout_s, max_output=400_000)
+        done = await sandbox.run(text, timeout=limits.timeout_s, max_output=400_000)
     finally:
         ran = time.perf_counter()
         await sandbox.close()
         shutil.rmtree(stage, ignore_errors=True)
-    applied, exit_code, outcomes, tail = parse(done.output)
-    run = ExecRun(applied, outcomes, messages(done.output), exit_code, excerpt=tail)
-    run.cpu_seconds, run.durations = cpu_seconds(done.output), durations(done.output)
-    if done.timed_out:
-        run.reason = "timeout"
-    elif "@@STAGE failed" in done.output:
-        run.reason = "stage_failed"
-    elif applied is None and "@@APPLY failed" in done.output:
-        run.reason = "patch_does_not_apply"
-    elif exit_code is None:
-        run.reason = "sandbox_error"
-    elif not outcomes:
-        run.reason = "no_tests_collected"
+    run = outcome(done, command.parse if command else parse_pytest_lines)
     end = time.perf_counter()
     run.seconds = round(end - start, 4)
     run.timings = {

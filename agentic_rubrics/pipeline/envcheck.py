@@ -1,0 +1,289 @@
+"""``env-check``: can this machine run each SWE-bench instance's own tests?
+
+For every instance: its tree at the base commit (once, :class:`~agentic_rubrics.sandbox.testrun.PreparedTree`),
+its test patch applied, and the files it touches run with the harness's runner
+(:mod:`~agentic_rubrics.sandbox.testlogs`) twice: with the gold patch, where FAIL_TO_PASS must pass,
+and with none, where they must not. An instance whose two runs say so is ``runnable``; any other gets
+the first reason that explains it (:data:`REASONS`). Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentic_rubrics.datasets.swebench_tests import TestedInstance
+from agentic_rubrics.exceptions import RepoError, SandboxError
+from agentic_rubrics.sandbox.swerex import SweRexConfig
+from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, Interpreter
+from agentic_rubrics.sandbox.testrun import ExecLimits, ExecRun, RunCommand
+
+SCHEMA = "agentic-rubrics/env-check/1"
+REASONS = {
+    "runnable": "FAIL_TO_PASS pass with the gold patch and fail without it",
+    "no_repository": "the repository or its base commit is not to be had",
+    "unsupported_runner": "the repository's test runner is not supported (Django's runtests.py)",
+    "env_build_failed": "the environment's spec could not be installed",
+    "no_fail_to_pass": "the instance names no FAIL_TO_PASS test",
+    "missing_dependency": "a module the tests import is not installed",
+    "import_error": "an import failed for another reason",
+    "collection_error": "the runner could not collect the tests",
+    "timeout": "the tests ran past the time limit",
+    "gold_does_not_apply": "the gold patch does not apply to the tree",
+    "test_patch_does_not_apply": "the test patch does not apply to the tree",
+    "fails_with_gold": "FAIL_TO_PASS tests ran and did not pass with the gold patch",
+    "passes_without_fix": "FAIL_TO_PASS tests passed with no patch",
+    "sandbox_error": "the sandbox could not run the tests",
+}
+"""Every reason an instance's row may give, and what it means."""
+_PASS = ("passed", "xfailed")
+_MISSING = re.compile(r"No module named '?([\w.]+)")
+_IMPORT = re.compile(r"ImportError: ([^\n]{0,160})")
+_SAID = re.compile(r"^E\s+(\S[^\n]*)", re.M)
+_COLLECT = re.compile(
+    r"ERROR collecting|errors? during collection|ImportError while loading conftest"
+)
+
+
+@dataclass
+class CheckSite:
+    """Where the instances' tests run: locally (a named Python, or spec-built environments), or on
+    a SWE-ReX deployment."""
+
+    python: str = "/usr/bin/python3"
+    """The interpreter (locally: a path; on a deployment: a command in its PATH)."""
+    specs: dict[str, EnvSpec] = field(default_factory=dict)
+    """Spec-built environments, by ``owner/name@version``, ``owner/name`` or ``*`` (first match)."""
+    env_cache: Path | None = None
+    """Where spec-built environments are kept."""
+    swerex: SweRexConfig | None = None
+    """Run on this deployment instead of locally."""
+    limits: ExecLimits = field(default_factory=lambda: ExecLimits(excerpt_chars=6000))
+
+    def spec(self, instance: TestedInstance) -> EnvSpec | None:
+        for key in (f"{instance.repo}@{instance.version}", instance.repo, "*"):
+            if key in self.specs:
+                return self.specs[key]
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """What the report says of the site (no local paths but the interpreter's)."""
+        if self.swerex is not None:
+            return {"kind": self.swerex.kind, "python": self.python}
+        specs = {k: v.model_dump(exclude={"timeout_s"}) for k, v in self.specs.items()}
+        return {"kind": "bubblewrap", "python": self.python, "specs": specs}
+
+
+@dataclass
+class CheckRow:
+    """One instance's answer."""
+
+    instance_id: str
+    repo: str
+    version: str
+    runner: str
+    runnable: bool
+    reason: str
+    detail: str = ""
+    gold: dict[str, Any] = field(default_factory=dict)
+    none: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _summary(run: ExecRun, names: list[str]) -> dict[str, Any]:
+    statuses = Counter(run.outcomes.get(n, "missing") for n in names)
+    return {
+        "reason": run.reason,
+        "exit_code": run.exit_code,
+        "fail_to_pass": dict(sorted(statuses.items())),
+        "tests_reported": len(run.outcomes),
+        "seconds": run.seconds,
+    }
+
+
+def why(run: ExecRun) -> tuple[str, str] | None:
+    """Why a run could not run its tests (a reason and a detail), from its reason and its log."""
+    if run.reason in ("timeout", "test_patch_does_not_apply", "sandbox_error", "stage_failed"):
+        return ("sandbox_error" if run.reason == "stage_failed" else run.reason), ""
+    if run.reason == "patch_does_not_apply":
+        return "gold_does_not_apply", ""
+    text = run.excerpt
+    if match := _MISSING.search(text):
+        return "missing_dependency", match.group(1)[:120]
+    if match := _IMPORT.search(text):
+        return "import_error", match.group(1).strip()[:160]
+    if _COLLECT.search(text) or (run.reason == "no_tests_collected" and run.exit_code in (2, 4)):
+        said = _SAID.search(text)
+        return "collection_error", said.group(1).strip()[:160] if said else ""
+    return None
+
+
+def classify(instance: TestedInstance, gold: ExecRun, none: ExecRun) -> tuple[bool, str, str]:
+    """Runnable, the reason and a detail, from the gold run and the run with no patch."""
+    names = instance.fail_to_pass
+    gold_ok = all(gold.outcomes.get(n) in _PASS for n in names)
+    none_fails = not any(none.outcomes.get(n) in _PASS for n in names)
+    if gold_ok and none_fails:
+        return True, "runnable", ""
+    if not gold_ok:
+        reason, detail = why(gold) or ("fails_with_gold", "")
+        if reason == "fails_with_gold":
+            failing = [n for n in names if gold.outcomes.get(n) not in _PASS]
+            detail = f"{len(failing)} of {len(names)} not passed, e.g. {failing[0][:160]}"
+        return False, reason, detail
+    return False, "passes_without_fix", ""
+
+
+async def check_instance(
+    instance: TestedInstance, tree: Path | None, site: CheckSite, interpreter: Interpreter | None
+) -> CheckRow:
+    """Run one instance's FAIL_TO_PASS with the gold patch and with none (``tree``: a prepared tree
+    for a local site, the task's tree for a deployment that needs one)."""
+    from agentic_rubrics.sandbox.base import Where
+    from agentic_rubrics.sandbox.testlogs import (
+        command,
+        directives,
+        outcome_filter,
+        parse_outcomes,
+        runner_for,
+    )
+    from agentic_rubrics.sandbox.testrun import run_tests
+    from agentic_rubrics.sandbox.testrun_swerex import run_tests_swerex
+
+    runner = runner_for(instance.repo)
+    row = CheckRow(instance.instance_id, instance.repo, instance.version, runner, False, "")
+    if runner == "unsupported":
+        row.reason = "unsupported_runner"
+        return row
+    if not instance.fail_to_pass:
+        row.reason = "no_fail_to_pass"
+        return row
+    python = interpreter.python if interpreter else site.python
+    run_command = RunCommand(
+        command(runner, python, directives(instance.test_patch)),
+        lines=outcome_filter(runner),
+        parse=lambda lines: parse_outcomes(runner, lines),
+    )
+    runs: dict[str, ExecRun] = {}
+    for name, patch in (("gold", instance.gold_patch), ("none", "")):
+        if site.swerex is not None:
+            where = Where(instance.instance_id, tree, base_commit=instance.base_commit)
+            runs[name] = await run_tests_swerex(
+                site.swerex,
+                where,
+                patch,
+                {},
+                python=python,
+                limits=site.limits,
+                test_patch=instance.test_patch,
+                command=run_command,
+            )
+        else:
+            assert tree is not None
+            runs[name] = await run_tests(
+                tree,
+                patch,
+                {},
+                python=python,
+                limits=site.limits,
+                test_patch=instance.test_patch,
+                command=run_command,
+                read_only=interpreter.read_only if interpreter else None,
+            )
+    row.runnable, row.reason, row.detail = classify(instance, runs["gold"], runs["none"])
+    row.gold = _summary(runs["gold"], instance.fail_to_pass)
+    row.none = _summary(runs["none"], instance.fail_to_pass)
+    return row
+
+
+def check_instances(
+    instances: list[TestedInstance],
+    trees: Callable[[TestedInstance], Path | None],
+    site: CheckSite,
+    *,
+    progress: Callable[[CheckRow], None] | None = None,
+) -> list[CheckRow]:
+    """Every instance's row, in order (``trees``: an instance's tree at its base commit, or ``None``)."""
+    from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
+    from agentic_rubrics.sandbox.testrun import PreparedTree
+
+    local_python = None if site.swerex is not None else named_interpreter(site.python)
+    rows = []
+    for instance in instances:
+        start = time.perf_counter()
+        row = CheckRow(instance.instance_id, instance.repo, instance.version, "", False, "")
+        try:
+            tree = trees(instance)
+        except RepoError as exc:
+            tree, row.detail = None, str(exc)[:300]
+        needs_tree = site.swerex is None or site.swerex.needs_repo
+        if tree is None and needs_tree:
+            row.reason = "no_repository"
+        elif site.swerex is not None:
+            row = _run(check_instance(instance, tree, site, None), row)
+        else:
+            assert tree is not None and local_python is not None
+            prepared = PreparedTree(tree)
+            try:
+                interpreter: Interpreter | None = local_python
+                if (spec := site.spec(instance)) is not None:
+                    assert site.env_cache is not None
+                    interpreter = build_env(
+                        spec,
+                        prepared.path,
+                        cache_dir=site.env_cache,
+                        repo=instance.repo,
+                        repo_version=instance.version,
+                    )
+                row = _run(check_instance(instance, prepared.path, site, interpreter), row)
+            except EnvBuildError as exc:
+                row.reason, row.detail = "env_build_failed", str(exc)[-300:]
+            finally:
+                prepared.close()
+        row.seconds = round(time.perf_counter() - start, 2)
+        rows.append(row)
+        if progress is not None:
+            progress(row)
+    return rows
+
+
+def _run(job: Any, row: CheckRow) -> CheckRow:
+    try:
+        result: CheckRow = asyncio.run(job)
+    except SandboxError as exc:
+        row.reason, row.detail = "sandbox_error", str(exc)[:300]
+        return row
+    return result
+
+
+def report(rows: list[CheckRow], site: CheckSite) -> dict[str, Any]:
+    """The JSON written: the site, the counts by reason, every row."""
+    counts = Counter(r.reason for r in rows)
+    return {
+        "schema": SCHEMA,
+        "site": site.describe(),
+        "instances": len(rows),
+        "runnable": counts.get("runnable", 0),
+        "counts": dict(sorted(counts.items())),
+        "reasons": {k: REASONS[k] for k in sorted(counts)},
+        "rows": [asdict(r) for r in rows],
+    }
+
+
+def table(rows: list[CheckRow]) -> str:
+    """The rows as a Markdown table."""
+    lines = [
+        "| instance | runner | runnable | reason | detail |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        detail = r.detail.replace("|", "\\|").replace("\n", " ")[:100]
+        ok = "yes" if r.runnable else "no"
+        lines.append(f"| {r.instance_id} | {r.runner or '-'} | {ok} | {r.reason} | {detail} |")
+    return "\n".join(lines)

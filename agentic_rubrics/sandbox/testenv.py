@@ -1,0 +1,239 @@
+"""The Python environment tests run with, locally: an interpreter the user names, or a virtual
+environment built once per (repository, version) from a spec and cached.
+
+A named interpreter (``--test-python PATH``, default ``/usr/bin/python3``) is used as it is: the sandbox
+sees the system folders read-only, and the interpreter's own prefix too when it lives elsewhere.
+
+A spec (:class:`EnvSpec`: a requirements list and whether to ``pip install -e .`` the tree) builds a
+venv with the spec's interpreter under ``<cache>/envs/<key>/venv``, the key a hash of the spec, the
+interpreter's real path and version, the repository and the version. The build:
+
+1. ``python -m venv`` on this machine (the standard library only: no repository code runs here);
+2. ``pip install`` inside a bubblewrap sandbox that, unlike every other, keeps this machine's network
+   (pip reaches its index with pip's own configuration: ``/etc/pip.conf`` and the ``PIP_*`` variables
+   of this process), with only the venv writable at its own path and a copy of the tree at
+   ``/workspace``. The tree's ``setup.py`` runs there, confined, never on this machine. ``pip install
+   -e /workspace`` makes the editable install point at ``/workspace``: inside a test's sandbox that is
+   the candidate's tree, as ``/testbed`` is in the harness's images;
+3. ``env.json`` written last: a venv without it is a failed build, removed and built again.
+
+A test's sandbox has no network (candidate code never gets one) and sees the venv read-only. A build
+that cannot install (no index reachable, a requirement that does not exist, a tree that does not build)
+raises :class:`EnvBuildError` with pip's last lines; nothing is cached then.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agentic_rubrics.exceptions import SandboxError
+
+SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib/", "/lib64/")
+_SCHEMA = "agentic-rubrics/env/1"
+_PROBE = "import sys; print(sys.version.split()[0]); print(sys.prefix); print(sys.base_prefix)"
+
+
+class EnvBuildError(SandboxError):
+    """A spec's environment could not be built (pip's last lines say why)."""
+
+
+class EnvSpec(BaseModel):
+    """An environment built once per (repository, version) and cached."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: str = "/usr/bin/python3"
+    """The interpreter the venv is made with."""
+    requirements: list[str] = Field(default_factory=list)
+    """Requirements installed first (pip's syntax: ``numpy<2``, ``pytest==7.4.4`` ...)."""
+    install_tree: bool = True
+    """Then ``pip install -e .`` of the task's tree (its dependencies, its metadata)."""
+    build_env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of the build only (e.g. ``SETUPTOOLS_SCM_PRETEND_VERSION``: a tree
+    exported without ``.git`` has no version for setuptools-scm)."""
+    timeout_s: float = Field(default=900.0, gt=0)
+    """Seconds the whole ``pip install`` may take."""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """What a test's sandbox needs to run a Python: its path and the host folders it reads."""
+
+    python: str
+    """The interpreter's path (the same inside the sandbox)."""
+    read_only: dict[str, Path] = field(default_factory=dict)
+    """Host folders the sandbox sees read-only, at the same path."""
+    version: str = ""
+    """``3.11.2``."""
+    built: bool = False
+    """This call built the environment (``False``: it was cached, or none is built)."""
+
+
+def probe(python: str) -> tuple[str, str, str]:
+    """The interpreter's version, prefix and base prefix; SandboxError when it does not run."""
+    try:
+        done = subprocess.run(
+            [python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SandboxError(f"test interpreter {python!r} does not run: {exc}") from None
+    lines = done.stdout.split("\n")
+    if done.returncode != 0 or len(lines) < 3:
+        raise SandboxError(
+            f"test interpreter {python!r} does not run: {done.stderr.strip()[-300:]}"
+        )
+    return lines[0], lines[1], lines[2]
+
+
+def _binds(*prefixes: str) -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for prefix in prefixes:
+        real = os.path.realpath(prefix)
+        if not (real + "/").startswith(SYSTEM_PREFIXES) and real != "/usr":
+            out[real] = Path(real)
+    return out
+
+
+def named_interpreter(python: str) -> Interpreter:
+    """A Python the user names, used as it is (its prefix bound read-only when not a system one)."""
+    version, prefix, base = probe(python)
+    return Interpreter(python=python, read_only=_binds(prefix, base), version=version)
+
+
+def env_key(spec: EnvSpec, *, real_python: str, version: str, repo: str, repo_version: str) -> str:
+    """The cache key of a spec's environment for one (repository, version)."""
+    record = {
+        "schema": _SCHEMA,
+        "python": real_python,
+        "python_version": version,
+        "requirements": list(spec.requirements),
+        "install_tree": spec.install_tree,
+        "build_env": dict(sorted(spec.build_env.items())),
+        "repo": repo,
+        "version": repo_version,
+    }
+    return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def build_env(
+    spec: EnvSpec, tree: Path, *, cache_dir: Path, repo: str, repo_version: str
+) -> Interpreter:
+    """The spec's environment for ``repo`` at ``repo_version`` (``tree``: one of its trees), built
+    once and cached under ``cache_dir``.
+
+    Raises:
+        EnvBuildError: pip could not install (the message ends with pip's last lines).
+        SandboxError: the interpreter does not run, or bubblewrap cannot start.
+    """
+    from filelock import FileLock
+
+    version, _, base = probe(spec.python)
+    real = os.path.realpath(spec.python)
+    key = env_key(spec, real_python=real, version=version, repo=repo, repo_version=repo_version)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    home = cache_dir / key
+    python = home / "venv" / "bin" / "python"
+    interpreter = Interpreter(
+        python=str(python), read_only={str(home): home, **_binds(base)}, version=version
+    )
+    with FileLock(str(cache_dir / f"{key}.lock")):
+        if (home / "env.json").is_file():
+            return interpreter
+        shutil.rmtree(home, ignore_errors=True)
+        home.mkdir(mode=0o755)
+        try:
+            _build(spec, tree, home, real)
+        except BaseException:
+            shutil.rmtree(home, ignore_errors=True)
+            raise
+        record: dict[str, object] = {"schema": _SCHEMA, "key": key, "repo": repo}
+        record["version"] = repo_version
+        record |= {"python_version": version, "spec": spec.model_dump()}
+        marker = home / "env.json.tmp"
+        marker.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        marker.replace(home / "env.json")
+    return Interpreter(
+        python=interpreter.python, read_only=interpreter.read_only, version=version, built=True
+    )
+
+
+def _build(spec: EnvSpec, tree: Path, home: Path, python: str) -> None:
+    from agentic_rubrics.sandbox.holder import give_away, host_user, reachable
+    from agentic_rubrics.sandbox.local import copy_tree
+
+    made = subprocess.run(
+        [python, "-m", "venv", str(home / "venv")], capture_output=True, text=True, check=False
+    )
+    if made.returncode != 0:
+        raise EnvBuildError(f"{python} -m venv failed: {made.stderr.strip()[-500:]}")
+    give_away(home)
+    if not reachable(home):
+        raise EnvBuildError(
+            f"the sandbox's user cannot reach {home}: keep the cache in a folder every user may walk"
+            " through (--repo-cache)"
+        )
+    with tempfile.TemporaryDirectory(prefix="agentic-rubrics-envbuild-") as tmp:
+        Path(tmp).chmod(0o755)
+        work, scratch = Path(tmp) / "tree", Path(tmp) / "home"
+        if spec.install_tree:
+            copy_tree(tree, work)
+        else:
+            work.mkdir()
+        scratch.mkdir()
+        give_away(Path(tmp))
+        pip = f"{shlex.quote(str(home / 'venv/bin/python'))} -m pip install -q --no-input"
+        steps = []
+        if spec.requirements:
+            steps.append(f"{pip} {' '.join(shlex.quote(r) for r in spec.requirements)}")
+        if spec.install_tree:
+            steps.append(f"{pip} -e /workspace")
+        command = " && ".join(steps) or "true"
+        argv = networked_argv(work, scratch, home, command, spec.build_env)
+        try:
+            done = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                timeout=spec.timeout_s,
+                cwd="/",
+                check=False,
+                **host_user(),
+            )
+        except subprocess.TimeoutExpired:
+            raise EnvBuildError(f"pip install took over {spec.timeout_s:g} s") from None
+        if done.returncode != 0:
+            said = (done.stderr + done.stdout).strip()[-800:]
+            raise EnvBuildError(f"pip install failed (exit {done.returncode}): {said}")
+
+
+def networked_argv(
+    workspace: Path,
+    home: Path,
+    env_home: Path,
+    command: str,
+    variables: dict[str, str] | None = None,
+) -> list[str]:
+    """The bubblewrap command line of an environment's build: the test sandbox's, with this
+    machine's network kept, the venv's folder writable at its own path, pip's configuration (the
+    ``PIP_*`` variables) and the spec's ``variables``."""
+    from agentic_rubrics.sandbox.bwrap import bwrap_argv
+
+    argv = bwrap_argv(workspace, home, max_tmp_bytes=2048 << 20)
+    argv.insert(argv.index("--unshare-all") + 1, "--share-net")
+    at = argv.index("--remount-ro", argv.index("--bind"))
+    argv[at:at] = ["--bind", str(env_home), str(env_home)]
+    pip = [("--setenv", k, v) for k, v in os.environ.items() if k.startswith("PIP_")]
+    pip += [("--setenv", k, v) for k, v in (variables or {}).items()]
+    at = argv.index("--clearenv") + 1
+    argv[at:at] = [part for triple in pip for part in triple]
+    return [*argv, "512", str(4096 << 10), command]
