@@ -17,13 +17,16 @@ new process before the current process has finished its bootstrapping phase".)
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import multiprocessing.connection
 import os
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
 MAIN_REIMPORTED = 86
 """Exit code of a worker that was importing the main module when that module called the package."""
@@ -62,7 +65,27 @@ def refuse_in_bootstrap(what: str) -> None:
         f" {_main_name('__mp_main__')} again, whose top-level code {what}; put that code under `{GUARD}`\n"
     )
     sys.stderr.flush()
+    # the exit code can be read too late on a loaded machine: the parent finds this mark too
+    with contextlib.suppress(OSError):
+        _mark(os.getppid()).touch()
     raise SystemExit(MAIN_REIMPORTED)
+
+
+def _mark(parent: int) -> Path:
+    """The empty file a worker of ``parent`` leaves when it stopped as :data:`MAIN_REIMPORTED`."""
+    return Path(tempfile.gettempdir()) / f"agentic-rubrics-main-reimported-{parent}"
+
+
+def main_reimported(codes: Iterable[int | None]) -> bool:
+    """Whether a worker of this process stopped because it imported the main module again: its exit
+    code says so, or the mark it left (read once: the mark is removed)."""
+    mark = _mark(os.getpid())
+    try:
+        mark.unlink()
+        marked = True
+    except OSError:
+        marked = False
+    return marked or MAIN_REIMPORTED in list(codes)
 
 
 def _main_name(module_name: str = "__main__") -> str:
@@ -96,11 +119,12 @@ def _exit_text(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def start_failure(workers: str, codes: Iterable[int | None]) -> str:
+def start_failure(workers: str, codes: Iterable[int | None], reimported: bool | None = None) -> str:
     """Why ``workers`` (e.g. "the post-image analysis's worker processes") died before answering,
-    read from their exit codes, and what to change."""
+    read from their exit codes (and ``reimported``: :func:`main_reimported`, read here when not
+    given), and what to change."""
     codes = list(codes)
-    if MAIN_REIMPORTED in codes:
+    if main_reimported(codes) if reimported is None else reimported:
         return (
             f"{workers} could not start: each one imports {_main_name()} again first (multiprocessing"
             " 'spawn'), and its top-level code calls agentic_rubrics, so every worker would have run"

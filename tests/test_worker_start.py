@@ -7,6 +7,7 @@ the parent's main module again. Each test runs a real script as its own process,
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -154,3 +155,19 @@ def test_the_start_failure_says_what_the_exit_codes_say(codes: list[int], said: 
     text = start_failure("the workers", codes)
     assert text.startswith("the workers ") and said in text
     assert ("calls agentic_rubrics" in text) == (MAIN_REIMPORTED in codes)
+
+
+def test_a_worker_s_mark_names_the_cause_when_its_exit_code_came_too_late() -> None:
+    """On a loaded machine the worker that stopped as the main module's re-import may not be reaped
+    when the parent reads exit codes (it saw only SIGTERM or nothing): the mark it left says it."""
+    from agentic_rubrics.children import _mark
+
+    mark = _mark(os.getpid())
+    mark.touch()
+    try:
+        text = start_failure("the workers", [-15])
+    finally:
+        leftover = mark.exists()
+        mark.unlink(missing_ok=True)
+    assert "calls agentic_rubrics" in text and not leftover
+    assert "calls agentic_rubrics" not in start_failure("the workers", [-15])  # read once

@@ -39,6 +39,7 @@ from typing import Any
 from agentic_rubrics.children import (
     MAIN_REIMPORTED,
     exit_with_parent,
+    main_reimported,
     refuse_in_bootstrap,
     start_failure,
 )
@@ -208,8 +209,9 @@ async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoo
             return False  # stopped for another patch's time limit: not a failure to start
         _note_workers(pool)
         codes = await asyncio.to_thread(_exit_codes, list(_spawned.get(pool, {}).values()))
-        _unstartable[pool] = message = start_failure(WORKERS, codes)
-        if MAIN_REIMPORTED in codes:
+        reimported = main_reimported(codes)
+        _unstartable[pool] = message = start_failure(WORKERS, codes, reimported)
+        if reimported:
             _start_error = message
         # its other workers are still starting: none may outlive this error (each would import the
         # main module too, and run what it runs)
