@@ -47,6 +47,12 @@ def _text(value: Any) -> str | None:
     return str(value) if value else None
 
 
+def _env_specs(value: Path | None) -> dict[str, Any] | None:
+    from agentic_rubrics.sandbox.testenv import load_specs
+
+    return {k: v.model_dump() for k, v in load_specs(value).items()} if value else None
+
+
 def _names(value: str | None) -> list[str] | None:
     return [x.strip() for x in value.split(",") if x.strip()] if value else None
 
@@ -102,6 +108,29 @@ class RunOptions:
             help="Extra runs of each candidate's tests; a test whose outcome flips is excluded.",
         ),
         Sets("tests.reruns"),
+    ] = None
+    test_python: Annotated[
+        str | None,
+        typer.Option(
+            "--test-python",
+            help="The Python (with pytest) the tests verifier runs the tests with; default"
+            " /usr/bin/python3.",
+        ),
+        Sets("tests.python"),
+    ] = None
+    test_env_spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--test-env-spec",
+            help="JSON specs by owner/name[@version] or * (env-check's --env-spec): the tests run"
+            " in a venv built once per (repository, version), cached, read-only in the sandbox.",
+        ),
+        Sets("tests.env_specs", convert=_env_specs),
+    ] = None
+    test_env_cache: Annotated[
+        Path | None,
+        typer.Option("--test-env-cache", help="Where built venvs are kept."),
+        Sets("tests.env_cache", convert=_text),
     ] = None
     proxies: Annotated[
         Path | None,
