@@ -19,8 +19,10 @@ import pytest
 from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.pipeline.tests_grading import collected
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.sandbox.testenv import EnvSpec
+from agentic_rubrics.sandbox.testrun import ExecRun, parse_pytest_lines
 from tests.test_verifier_tests import FAST, PAGEWISE, _some_tasks, needs_sandbox
 
 MARKER = "agentic_rubrics_env_marker"
@@ -105,3 +107,18 @@ def test_the_environment_is_hashed_only_when_set() -> None:
     built = RunConfig(verifiers=["tests"], tests_dir="given", tests={"env_specs": spec})
     assert "env_specs" not in plain.hashed()["tests"]
     assert plain.content_hash() == cached.content_hash() != built.content_hash()
+
+
+def test_skips_grouped_by_place_are_no_test_and_leave_the_run_collected() -> None:
+    # xarray's test_concat.py on its base tree: a test skipped without dask is summarised by place
+    lines = (
+        "PASSED agentic_rubrics_tests/test_concat.py::TestConcat::test_join\n"
+        "SKIPPED [1] agentic_rubrics_tests/test_concat.py:399: requires dask\n"
+        "FAILED agentic_rubrics_tests/test_concat.py::TestConcat::test_fill\n"
+    )
+    outcomes = parse_pytest_lines(lines)
+    assert outcomes == {
+        "agentic_rubrics_tests/test_concat.py::TestConcat::test_join": "passed",
+        "agentic_rubrics_tests/test_concat.py::TestConcat::test_fill": "failed",
+    }
+    assert collected(ExecRun(applied="none", outcomes=outcomes, exit_code=1))
