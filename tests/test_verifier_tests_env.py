@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
+from agentic_rubrics.datasets.swebench import load_candidates_file
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.pipeline.tests_grading import collected
@@ -122,3 +123,20 @@ def test_skips_grouped_by_place_are_no_test_and_leave_the_run_collected() -> Non
         "agentic_rubrics_tests/test_concat.py::TestConcat::test_fill": "failed",
     }
     assert collected(ExecRun(applied="none", outcomes=outcomes, exit_code=1))
+
+
+def test_imported_swebench_tasks_keep_the_version_their_environment_is_chosen_by(
+    tmp_path: Path,
+) -> None:
+    row = {
+        "instance_id": "pydata__xarray-4248",
+        "repo": "pydata/xarray",
+        "base_commit": "98dc1f4ea18738492e074e9e51ddfed5cd30ab94",
+        "problem_statement": "Feature request: show units in dataset overview",
+        "version": "0.12",
+        "candidates": [{"source": s, "patch": "diff", "resolved": False} for s in "ab"],
+    }
+    data = tmp_path / "candidates.jsonl"
+    data.write_text(json.dumps(row) + "\n")
+    (task,) = load_candidates_file(data).tasks
+    assert task.version == "0.12"
