@@ -97,6 +97,8 @@ class Task(BaseModel):
     """Repository name, e.g. ``astropy/astropy``."""
     base_commit: str = ""
     """The revision the candidates apply to."""
+    version: str = ""
+    """The repository's version (SWE-bench's ``version``: which environment its tests need)."""
     problem_statement: str
     """The issue text, as the user wrote it."""
     candidates: list[Candidate] = Field(default_factory=list)

@@ -92,6 +92,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_sandbox_swerex_docker": "sandbox",
     "test_testrun": "sandbox",
     "test_verifier_tests": "pipeline",
+    "test_verifier_tests_env": "pipeline",
     "test_envcheck": "sandbox",
     "test_worker_start": "pipeline",
     "test_config_unions": "sandbox",

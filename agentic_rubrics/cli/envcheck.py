@@ -22,26 +22,9 @@ if TYPE_CHECKING:
 
 
 def _specs(path: Path | None) -> dict[str, Any]:
-    from pydantic import ValidationError
+    from agentic_rubrics.sandbox.testenv import load_specs
 
-    from agentic_rubrics.exceptions import ConfigError
-    from agentic_rubrics.sandbox.testenv import EnvSpec
-
-    if path is None:
-        return {}
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected an object of specs by owner/name[@version] or *")
-    out = {}
-    for key, value in raw.items():
-        try:
-            out[key] = EnvSpec.model_validate(value)
-        except ValidationError as exc:
-            raise ConfigError(f"{path}: {key}: {exc.errors()[0]['msg']}") from None
-    return out
+    return load_specs(path) if path is not None else {}
 
 
 def _swerex(text: str | None) -> Any:

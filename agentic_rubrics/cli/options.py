@@ -14,57 +14,22 @@ import dataclasses
 import functools
 import inspect
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-
-@dataclass(frozen=True)
-class Sets:
-    """The RunConfig settings an option sets (dotted paths; a section's path covers its fields)."""
-
-    paths: tuple[str, ...]
-    """``judge.repeats``, ``judge.model`` …: the value goes to the first (unless ``composed``); the
-    others change with it in :meth:`RunOptions.overrides` (``--explorer agent`` gives the explorer
-    ``--model``)."""
-    convert: Callable[[Any], Any] | None = None
-    """The option's value to the setting's (``None`` from it: leave the setting unset)."""
-    composed: bool = False
-    """Set together with other options in :meth:`RunOptions.overrides` (the model options)."""
-
-    def __init__(
-        self, *paths: str, convert: Callable[[Any], Any] | None = None, composed: bool = False
-    ) -> None:
-        object.__setattr__(self, "paths", paths)
-        object.__setattr__(self, "convert", convert)
-        object.__setattr__(self, "composed", composed)
-
-
-def _text(value: Any) -> str | None:
-    return str(value) if value else None
-
-
-def _names(value: str | None) -> list[str] | None:
-    return [x.strip() for x in value.split(",") if x.strip()] if value else None
-
-
-def _off_only(value: bool) -> bool | None:
-    return None if value else False
-
-
-def _on_only(value: bool) -> bool | None:
-    return True if value else None
-
-
-def _sandbox(value: str | None) -> dict[str, str] | None:
-    return {"type": value} if value else None
-
-
-def _both(name: str) -> tuple[str, str]:
-    return (f"judge.model.{name}", f"explorer.model.{name}")
+from agentic_rubrics.cli.option_sets import (
+    Sets,
+    as_text,
+    both_models,
+    env_specs,
+    names,
+    off_only,
+    on_only,
+    sandbox_type,
+)
 
 
 @dataclass
@@ -74,7 +39,7 @@ class RunOptions:
     rubrics: Annotated[
         Path | None,
         typer.Option("--rubrics", help="Reuse DIR/<instance_id>/rubrics.yaml."),
-        Sets("rubrics_dir", convert=_text),
+        Sets("rubrics_dir", convert=as_text),
     ] = None
     verifiers: Annotated[
         str | None,
@@ -84,14 +49,14 @@ class RunOptions:
             " candidate: rubric (judged), tests (a test script, executed), similarity (an agent's"
             " proxy patch; a judge rates each candidate's closeness to it, 1-5).",
         ),
-        Sets("verifiers", convert=_names),
+        Sets("verifiers", convert=names),
     ] = None
     tests: Annotated[
         Path | None,
         typer.Option(
             "--tests", help="Reuse DIR/<instance_id>/ (its test files) as the test script."
         ),
-        Sets("tests_dir", convert=_text),
+        Sets("tests_dir", convert=as_text),
     ] = None
     test_reruns: Annotated[
         int | None,
@@ -103,10 +68,33 @@ class RunOptions:
         ),
         Sets("tests.reruns"),
     ] = None
+    test_python: Annotated[
+        str | None,
+        typer.Option(
+            "--test-python",
+            help="The Python (with pytest) the tests verifier runs the tests with; default"
+            " /usr/bin/python3.",
+        ),
+        Sets("tests.python"),
+    ] = None
+    test_env_spec: Annotated[
+        Path | None,
+        typer.Option(
+            "--test-env-spec",
+            help="JSON specs by owner/name[@version] or * (env-check's --env-spec): the tests run"
+            " in a venv built once per (repository, version), cached, read-only in the sandbox.",
+        ),
+        Sets("tests.env_specs", convert=env_specs),
+    ] = None
+    test_env_cache: Annotated[
+        Path | None,
+        typer.Option("--test-env-cache", help="Where built venvs are kept."),
+        Sets("tests.env_cache", convert=as_text),
+    ] = None
     proxies: Annotated[
         Path | None,
         typer.Option("--proxies", help="Reuse DIR/<instance_id>/proxy.diff as the proxy patch."),
-        Sets("proxies_dir", convert=_text),
+        Sets("proxies_dir", convert=as_text),
     ] = None
     config: Annotated[Path | None, typer.Option("--config", help="YAML file of run settings.")] = (
         None
@@ -124,7 +112,7 @@ class RunOptions:
         typer.Option(
             "--selectors", help="Comma-separated selectors; the first writes selections.jsonl."
         ),
-        Sets("selectors", convert=_names),
+        Sets("selectors", convert=names),
     ] = None
     seed: Annotated[
         int | None,
@@ -153,7 +141,7 @@ class RunOptions:
     trajectories: Annotated[
         bool,
         typer.Option("--trajectories/--no-trajectories", help="Write exploration trajectories."),
-        Sets("trajectories", convert=_off_only),
+        Sets("trajectories", convert=off_only),
     ] = True
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False
     model: Annotated[
@@ -174,7 +162,7 @@ class RunOptions:
     api_base: Annotated[
         str | None,
         typer.Option("--api-base", help="OpenAI-compatible server URL (vLLM, Ollama, a proxy)."),
-        Sets(*_both("api_base"), composed=True),
+        Sets(*both_models("api_base"), composed=True),
     ] = None
     api_key: Annotated[
         str | None,
@@ -203,7 +191,7 @@ class RunOptions:
     llm_concurrency: Annotated[
         int | None,
         typer.Option("--llm-concurrency", help="Model calls in flight at once."),
-        Sets(*_both("concurrency"), composed=True),
+        Sets(*both_models("concurrency"), composed=True),
     ] = None
     llm_processes: Annotated[
         str | None,
@@ -212,12 +200,12 @@ class RunOptions:
             help="auto (default): worker processes for litellm only when the calls would saturate"
             " a core; N: always N; 0: never.",
         ),
-        Sets(*_both("processes"), composed=True),
+        Sets(*both_models("processes"), composed=True),
     ] = None
     timeout: Annotated[
         float | None,
         typer.Option("--timeout", help="Seconds per model call."),
-        Sets(*_both("timeout"), composed=True),
+        Sets(*both_models("timeout"), composed=True),
     ] = None
     sandbox: Annotated[
         str | None,
@@ -226,12 +214,12 @@ class RunOptions:
             help="auto, bubblewrap, local-copy, swerex-local, swerex-docker or swerex-modal"
             " (swerex-remote: through --config).",
         ),
-        Sets("explorer.sandbox", convert=_sandbox),
+        Sets("explorer.sandbox", convert=sandbox_type),
     ] = None
     unsafe_local_sandbox: Annotated[
         bool,
         typer.Option("--unsafe-local-sandbox", help="Let a model's commands run unisolated here."),
-        Sets("explorer.allow_unisolated", convert=_on_only),
+        Sets("explorer.allow_unisolated", convert=on_only),
     ] = False
     max_turns: Annotated[
         int | None,
@@ -265,7 +253,7 @@ class RunOptions:
     repo_cache: Annotated[
         Path | None,
         typer.Option("--repo-cache", help="Folder of fetched repositories (default: user cache)."),
-        Sets("repos.cache_dir", convert=_text),
+        Sets("repos.cache_dir", convert=as_text),
     ] = None
 
     def overrides(self) -> dict[str, Any]:

@@ -151,6 +151,8 @@ class Instance:
     base_commit: str
     problem_statement: str
     gold_patch: str = ""
+    version: str = ""
+    """SWE-bench's ``version`` (which environment the repository's tests need)."""
 
 
 def _instance(path: Path, line: int, r: dict[str, Any]) -> Instance:
@@ -160,6 +162,7 @@ def _instance(path: Path, line: int, r: dict[str, Any]) -> Instance:
         base_commit=str(r.get("base_commit", "")),
         problem_statement=_field(path, line, r, "problem_statement"),
         gold_patch=str(r.get("patch") or r.get("gold_patch") or ""),
+        version=str(r.get("version") or ""),
     )
 
 
@@ -290,6 +293,7 @@ def build_pool(
                 repo=inst.repo,
                 base_commit=inst.base_commit,
                 problem_statement=inst.problem_statement,
+                version=inst.version,
                 candidates=kept,
             )
         )

@@ -180,6 +180,10 @@ class RunConfig(BaseModel):
             data.pop("verifiers"), data.pop("tests_dir"), data.pop("tests")
         elif "tests" not in self.verifiers:
             data.pop("tests_dir"), data.pop("tests")
+        if "tests" in data:  # where venvs are kept never changes a result; no spec hashes as before
+            data["tests"].pop("env_cache")
+            if self.tests.env_specs is None:
+                data["tests"].pop("env_specs")
         if "similarity" not in self.verifiers:
             data.pop("proxies_dir"), data.pop("similarity")
         data["repos"] = {"fetch": self.repos.url_template is not None}

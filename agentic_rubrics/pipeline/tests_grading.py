@@ -217,13 +217,21 @@ def limits_of(config: Any) -> ExecLimits:
     )
 
 
-def runner_for(tree: Any, files: dict[str, str], config: Any, slot: Any) -> Runner:
-    """A :data:`Runner` over a prepared tree: each run takes one of the run's sandbox slots."""
+def runner_for(
+    tree: Any, files: dict[str, str], config: Any, slot: Any, interpreter: Any = None
+) -> Runner:
+    """A :data:`Runner` over a prepared tree: each run takes one of the run's sandbox slots;
+    ``interpreter`` (:class:`~agentic_rubrics.sandbox.testenv.Interpreter`): the Python and the
+    host folders the sandbox sees read-only (``config.python`` alone without it)."""
     tests = {name: text.encode("utf-8", "surrogateescape") for name, text in files.items()}
     limits = limits_of(config)
+    python = interpreter.python if interpreter is not None else config.python
+    read_only = interpreter.read_only if interpreter is not None else None
 
     async def run(patch: str) -> ExecRun:
         async with slot():
-            return await run_tests(tree, patch, tests, python=config.python, limits=limits)
+            return await run_tests(
+                tree, patch, tests, python=python, limits=limits, read_only=read_only
+            )
 
     return run

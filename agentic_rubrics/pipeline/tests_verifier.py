@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.datasets.inputs import text_hash
-from agentic_rubrics.exceptions import DataError, RepoError
+from agentic_rubrics.exceptions import DataError, RepoError, SandboxError
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.tests_grading import Grades, grade, runner_for, validate
@@ -29,6 +29,7 @@ from agentic_rubrics.pipeline.verifiers import Graded, TestsConfig
 from agentic_rubrics.records import ArtifactRecord
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
+from agentic_rubrics.sandbox.testenv import EnvBuildError
 from agentic_rubrics.types import SCHEMA, Task
 
 log = logging.getLogger(__name__)
@@ -74,6 +75,29 @@ def given_tests(root: Path, instance_id: str, config: TestsConfig) -> tuple[dict
     return {}, "tests_not_found"
 
 
+def interpreter_for(task: Task, ctx: RunContext, tree: Path) -> Any:
+    """The Python the task's tests run with: the venv of the first spec whose key (``owner/name@
+    version``, ``owner/name``, ``*``) matches the task, built once per (repository, version) and
+    cached; else ``tests.python`` as it is."""
+    from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
+
+    config = ctx.config.tests
+    specs = config.env_specs or {}
+    for key in (f"{task.repo}@{task.version}", task.repo, "*"):
+        if key in specs:
+            if config.env_cache is not None:
+                cache = Path(config.env_cache)
+            else:
+                from agentic_rubrics.datasets.repos_config import default_cache_dir
+
+                cache = Path(ctx.config.repos.cache_dir or default_cache_dir()).parent / "envs"
+            repo = task.repo or task.instance_id
+            return build_env(
+                specs[key], tree, cache_dir=cache, repo=repo, repo_version=task.version
+            )
+    return named_interpreter(config.python)
+
+
 class _Tree:
     """The task's tree copied once (:class:`~agentic_rubrics.sandbox.testrun.PreparedTree`), shared by
     the script's validation and every candidate's run; removed when the task's verifier is done."""
@@ -82,6 +106,23 @@ class _Tree:
         self.task, self.ctx = task, ctx
         self.prepared: Any = None
         self.problem: str | None = None
+        self.interpreter: Any = None
+
+    async def env(self) -> Any:
+        """The task's :class:`~agentic_rubrics.sandbox.testenv.Interpreter` (its spec's venv, built
+        or cached, or the named Python), or ``None`` with :attr:`problem` (``env_build_failed``)."""
+        path = await self.path()
+        if path is None or self.interpreter is not None or self.problem is not None:
+            return self.interpreter
+        try:
+            self.interpreter = await asyncio.to_thread(interpreter_for, self.task, self.ctx, path)
+        except EnvBuildError as exc:
+            log.warning("%s: test environment: %s", self.task.instance_id, str(exc)[-300:])
+            self.problem = "env_build_failed"
+        except SandboxError as exc:
+            log.warning("%s: test interpreter: %s", self.task.instance_id, str(exc)[-300:])
+            self.problem = "interpreter_unusable"
+        return self.interpreter
 
     async def path(self) -> Path | None:
         from agentic_rubrics.sandbox.testrun import PreparedTree
@@ -172,12 +213,12 @@ class TestsVerifier:
             files, reason = {}, "no_test_writer"
         if files:
             path = await tree.path()
-            if path is None:
+            interpreter = await tree.env()
+            if path is None or interpreter is None:
                 files, reason = {}, tree.problem or "no_repository"
             else:
-                runner = runner_for(
-                    path, files, config.tests, lambda: ctx.limiter.slot(SANDBOX_SLOT)
-                )
+                slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
+                runner = runner_for(path, files, config.tests, slot, interpreter)
                 validation = await validate(
                     runner, config.tests.base_runs, task.instance_id, ctx.redact
                 )
@@ -213,9 +254,10 @@ class TestsVerifier:
                 "cpu_seconds": round(sum(measured), 4),
             }
         path = await tree.path() if reason is None else None
-        if reason is None and path is None:
+        interpreter = await tree.env() if path is not None else None
+        if reason is None and (path is None or interpreter is None):
             reason = tree.problem or "no_repository"
-        if reason is not None or validation is None or path is None:
+        if reason is not None or validation is None or path is None or interpreter is None:
             graded.baselines[FEATURE] = {
                 "status": "missing",
                 "reason": reason,
@@ -229,9 +271,8 @@ class TestsVerifier:
             key = patch_hash(c.patch)
             groups.setdefault(key, []).append(c.id)
             patches.setdefault(key, c.patch)
-        runner = runner_for(
-            path, artifact.files, ctx.config.tests, lambda: ctx.limiter.slot(SANDBOX_SLOT)
-        )
+        slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
+        runner = runner_for(path, artifact.files, ctx.config.tests, slot, interpreter)
         grades = await grade(
             runner,
             patches,

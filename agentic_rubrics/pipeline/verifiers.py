@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentic_rubrics.sandbox.testenv import EnvSpec
+
 if TYPE_CHECKING:
     from agentic_rubrics.pipeline.context import RunContext
     from agentic_rubrics.records import ArtifactRecord
@@ -120,7 +122,15 @@ class TestsConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     python: str = "/usr/bin/python3"
-    """The interpreter (with pytest) the tests run with, inside the sandbox."""
+    """The interpreter (with pytest) the tests run with, inside the sandbox (``--test-python``; its
+    prefix is shown read-only to the sandbox when it is not a system one)."""
+    env_specs: dict[str, EnvSpec] | None = None
+    """Spec-built environments (``--test-env-spec FILE``, ``env-check``'s format) by
+    ``owner/name@version``, ``owner/name`` or ``*`` (first match for the task's repository and
+    version): a venv built once per (repository, version), cached, read-only in the sandbox. A task no
+    key matches runs with ``python``. Hashed only when set."""
+    env_cache: str | None = None
+    """Where built venvs are kept (default: ``envs/`` beside the repository cache; not hashed)."""
     timeout_s: float = Field(default=120.0, gt=0, le=3600)
     """Seconds for one run (apply and pytest); past it the whole pid namespace is killed:
     ``missing: timeout``."""

@@ -65,6 +65,28 @@ class EnvSpec(BaseModel):
     """Seconds the whole ``pip install`` may take."""
 
 
+def load_specs(path: Path) -> dict[str, EnvSpec]:
+    """The specs a JSON file holds by ``owner/name[@version]`` or ``*`` (ConfigError naming the file
+    and the key when it is not that)."""
+    from pydantic import ValidationError
+
+    from agentic_rubrics.exceptions import ConfigError
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected an object of specs by owner/name[@version] or *")
+    out = {}
+    for key, value in raw.items():
+        try:
+            out[key] = EnvSpec.model_validate(value)
+        except ValidationError as exc:
+            raise ConfigError(f"{path}: {key}: {exc.errors()[0]['msg']}") from None
+    return out
+
+
 @dataclass(frozen=True)
 class Interpreter:
     """What a test's sandbox needs to run a Python: its path and the host folders it reads."""
@@ -107,6 +129,8 @@ def _binds(*prefixes: str) -> dict[str, Path]:
 def named_interpreter(python: str) -> Interpreter:
     """A Python the user names, used as it is (its prefix bound read-only when not a system one)."""
     version, prefix, base = probe(python)
+    if Path(python).is_absolute():  # its folder as the sandbox binds it (a venv's bin/), resolved
+        python = str(Path(python).parent.resolve() / Path(python).name)
     return Interpreter(python=python, read_only=_binds(prefix, base), version=version)
 
 

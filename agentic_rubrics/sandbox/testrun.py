@@ -80,8 +80,13 @@ _PYTEST = (
 
 
 def parse_pytest_lines(lines: str) -> dict[str, Status]:
-    """Node id -> status, from pytest's ``-rA`` summary lines (the harness's ``parse_log_pytest``)."""
-    return {m.group(2): _STATUS[m.group(1)] for m in _LINE.finditer(lines)}
+    """Node id -> status, from pytest's ``-rA`` summary lines (the harness's ``parse_log_pytest``;
+    ``SKIPPED [n] file:line: reason``, skips grouped by place, names no test and is left out)."""
+    return {
+        m.group(2): _STATUS[m.group(1)]
+        for m in _LINE.finditer(lines)
+        if not m.group(2).startswith("[")
+    }
 
 
 @dataclass(frozen=True)
