@@ -32,6 +32,16 @@ from agentic_rubrics.datasets.swebench import read_records
 from agentic_rubrics.sandbox.testlogs import directives
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _shown(arg: str) -> str:
+    """A path inside this checkout as the results file records it: relative to the checkout."""
+    path = Path(arg)
+    if path.is_absolute() and path.resolve().is_relative_to(ROOT):
+        return str(path.resolve().relative_to(ROOT))
+    return arg
+
+
 DEFAULT = (
     "mwaskom__seaborn-3190,pydata__xarray-5131,pydata__xarray-4248,"
     "pydata__xarray-3364,pydata__xarray-4493,pydata__xarray-4094,mwaskom__seaborn-2848"
@@ -149,7 +159,11 @@ def main() -> None:
             f"the run wrote no progress (exit {done.returncode}): {done.stderr[-3000:]}"
         )
     progress = [json.loads(x) for x in (work / "run" / "progress.jsonl").read_text().splitlines()]
-    out: dict[str, Any] = {"command": cmd[1:], "exit_code": done.returncode, "instances": {}}
+    out: dict[str, Any] = {
+        "command": [_shown(x) for x in cmd[1:]],
+        "exit_code": done.returncode,
+        "instances": {},
+    }
     totals = {"candidates": 0, "graded": 0, "agree": 0, "cpu_seconds": 0.0}
     for p in progress:
         iid = p["instance_id"]
