@@ -17,11 +17,11 @@ from agentic_rubrics.explore import ExplorerConfig, StaticExplorerConfig
 from agentic_rubrics.judge.judges import JudgeConfig
 from agentic_rubrics.judge.similarity import SimilarityConfig
 from agentic_rubrics.pipeline.executors import ExecutorConfig, LocalExecutorConfig, executor_section
-from agentic_rubrics.pipeline.verifiers import (
+from agentic_rubrics.pipeline.verifier_settings import (
     DEFAULT_VERIFIERS,
+    VERIFIER_PROMPTS,
     TestsConfig,
     check_verifiers,
-    get_verifier,
 )
 from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
 from agentic_rubrics.rank.scoring import DecisionPolicy
@@ -155,7 +155,7 @@ class RunConfig(BaseModel):
         if self.judge.kind == "llm":
             names.append("judge")
         names += [p for s in self.model_selectors() for p in get_selector(s).prompts]
-        names += [p for v in self.written_verifiers() for p in get_verifier(v).prompts]
+        names += [p for v in self.written_verifiers() for p in VERIFIER_PROMPTS[v]]
         if "similarity" in self.verifiers:  # its judge; its author unless the proxies are given
             names += ["similarity_judge", *(["proxy_agent"] if self.proxies_dir is None else [])]
         return {name: load_prompt(name).hash for name in names}

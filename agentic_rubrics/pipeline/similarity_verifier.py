@@ -39,6 +39,7 @@ from agentic_rubrics.judge.similarity import SimilarityJudge
 from agentic_rubrics.llm.door import LLM
 from agentic_rubrics.patch import is_empty_patch, parse_patch
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
+from agentic_rubrics.pipeline.verifier_settings import VERIFIER_PROMPTS
 from agentic_rubrics.pipeline.verifiers import Graded
 from agentic_rubrics.records import ArtifactRecord
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
@@ -174,7 +175,7 @@ class SimilarityVerifier:
 
     name = "similarity"
     folder = "proxies"
-    prompts: tuple[str, ...] = ()
+    prompts: tuple[str, ...] = VERIFIER_PROMPTS["similarity"]
     """None here: :meth:`RunConfig.prompt_hashes` hashes its judge's prompt, and its author's unless
     the proxies are given (the author runs on the judge's model when the explorer has none)."""
 

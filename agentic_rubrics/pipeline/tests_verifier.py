@@ -25,7 +25,8 @@ from agentic_rubrics.exceptions import DataError, RepoError, SandboxError
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.tests_grading import Grades, grade, runner_for, validate
-from agentic_rubrics.pipeline.verifiers import Graded, TestsConfig
+from agentic_rubrics.pipeline.verifier_settings import VERIFIER_PROMPTS, TestsConfig
+from agentic_rubrics.pipeline.verifiers import Graded
 from agentic_rubrics.records import ArtifactRecord
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
@@ -150,7 +151,7 @@ class TestsVerifier:
     __test__ = False  # a verifier, not a pytest class
     name = "tests"
     folder = "tests"
-    prompts: tuple[str, ...] = ("tests_agent",)
+    prompts: tuple[str, ...] = VERIFIER_PROMPTS["tests"]
 
     def earlier(self, folder: RunFolder, instance_id: str) -> ArtifactRecord | None:
         status = folder.artifact_status(self.folder, instance_id)
