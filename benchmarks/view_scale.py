@@ -26,8 +26,9 @@ from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import write_report
 from agentic_rubrics.report.view_index import write_view
 from agentic_rubrics.rubric.file import write_rubric
+from agentic_rubrics.runfolder.digests import rows_digest
 from agentic_rubrics.runfolder.files import atomic_write_json
-from agentic_rubrics.runfolder.folder import RunFolder, rows_digest
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.rows import ProgressRow, RubricSummary, Step, Trajectory
 from agentic_rubrics.types import Candidate, Rubric, Task, Verdict
 

@@ -13,7 +13,7 @@ import pytest
 
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.judge.judges import ChecksJudge
-from agentic_rubrics.pipeline.judging import judge_task
+from agentic_rubrics.pipeline.verifiers.rubric_judging import judge_task
 from agentic_rubrics.rank.scoring import score_candidate
 from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.rubric.checks import run_check

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agentic_rubrics.pipeline.driver import Job, drive
-from agentic_rubrics.records import RubricRecord, TaskRecord, run_folder_schema
 from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.records import ArtifactRecord, TaskRecord, run_folder_schema
 from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, RubricSummary
 from agentic_rubrics.types import SCHEMA, Candidate, Task
 
@@ -29,13 +29,13 @@ def _task(n: int) -> Task:
 def _record(job: Job) -> TaskRecord:
     iid = job.task.instance_id
     status = RubricStatus(instance_id=iid, source="scripted", status="failed", reason="scripted")
-    rubric = RubricRecord(instance_id=iid, rubric_yaml=None, status=status)
+    rubric = ArtifactRecord(instance_id=iid, verifier="rubric", folder="rubrics", status=status)
     if job.explore_only:
-        return TaskRecord(instance_id=iid, rubric=rubric, judged=False, calls=1, usd=0.5)
+        return TaskRecord(instance_id=iid, artifacts=[rubric], judged=False, calls=1, usd=0.5)
     row = {"schema": SCHEMA, "instance_id": iid, "candidate_id": "c1", "item_id": "FC1",
            "axis": "file_change_rubrics", "weight": 1, "origin": "missing", "value": None,
            "reason": "rubric_error", "repeat": 0}  # fmt: skip
-    return TaskRecord(instance_id=iid, rubric=rubric, judged=True, verdict_rows=[row],
+    return TaskRecord(instance_id=iid, artifacts=[rubric], judged=True, verdict_rows=[row],
                       progress=ProgressRow(instance_id=iid, candidates=[], explorer="scripted",
                                            judge="scripted", rubric=RubricSummary(status="failed")),
                       patches=[],
@@ -90,7 +90,7 @@ def test_the_driver_stores_every_record_bounds_the_jobs_in_flight_and_reports(
     folder = _folder(tmp_path)
     events: list[tuple[str, str, dict[str, Any]]] = []
     executor = ScriptedExecutor(capacity=2)
-    jobs = [Job(_task(n), None, None, explore_only=False) for n in range(5)]
+    jobs = [Job(_task(n), None, explore_only=False) for n in range(5)]
     asyncio.run(drive(executor, jobs, folder, lambda *e: events.append(e)))
     assert executor.most_in_flight == 2 and executor.closed
     assert sorted(folder.progress()) == [f"t{n}" for n in range(5)]
@@ -103,7 +103,7 @@ def test_the_driver_stores_every_record_bounds_the_jobs_in_flight_and_reports(
 def test_explore_only_records_write_the_rubric_status_and_no_progress_row(tmp_path: Path) -> None:
     folder = _folder(tmp_path)
     events: list[tuple[str, str, dict[str, Any]]] = []
-    jobs = [Job(_task(n), None, None, explore_only=True) for n in range(3)]
+    jobs = [Job(_task(n), None, explore_only=True) for n in range(3)]
     asyncio.run(drive(ScriptedExecutor(capacity=3), jobs, folder, lambda *e: events.append(e)))
     assert folder.progress() == {}
     assert json.loads(folder.rubric_status_path("t1").read_text())["reason"] == "scripted"
@@ -115,7 +115,7 @@ def test_a_failed_task_stops_the_run_keeps_what_finished_and_closes_the_executor
 ) -> None:
     folder = _folder(tmp_path)
     executor = ScriptedExecutor(capacity=1, fail="t2")
-    jobs = [Job(_task(n), None, None, explore_only=False) for n in range(4)]
+    jobs = [Job(_task(n), None, explore_only=False) for n in range(4)]
     with pytest.raises(RuntimeError, match="scripted failure"):
         asyncio.run(drive(executor, jobs, folder))
     assert sorted(folder.progress()) == ["t0", "t1"] and executor.closed
@@ -124,7 +124,7 @@ def test_a_failed_task_stops_the_run_keeps_what_finished_and_closes_the_executor
 def test_the_run_folder_schema_is_printable_and_versioned() -> None:
     schema = run_folder_schema()
     assert schema["version"] == SCHEMA
-    assert {"instance_id", "rubric", "judged", "verdict_rows", "progress"} <= set(
+    assert {"instance_id", "artifacts", "judged", "verdict_rows", "progress"} <= set(
         schema["task_record"]["properties"]
     )
     json.dumps(schema)

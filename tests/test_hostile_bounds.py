@@ -257,7 +257,7 @@ def test_the_checks_cost_one_budget_per_candidate_whatever_the_repeats(tmp_path:
 
     from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
     from agentic_rubrics.llm.door import LLM, LLMConfig, import_litellm
-    from agentic_rubrics.pipeline.judging import judge_task
+    from agentic_rubrics.pipeline.verifiers.rubric_judging import judge_task
     from agentic_rubrics.testing import LoopbackServer, judge_answer
     from agentic_rubrics.types import Candidate, Task
 

@@ -43,8 +43,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("datasets", ["datasets", "datasets.*"]),
     ("llm", ["llm", "llm.*"]),
-    # the contract between explorer and judge; records: a task's record parses its rubric text once
-    ("rubric", ["rubric", "rubric.*", "records"]),
+    # the contract between explorer and judge
+    ("rubric", ["rubric", "rubric.*"]),
     ("sandbox", ["sandbox", "sandbox.*"]),
     # side by side (SIDE_BY_SIDE): none of the three imports another
     ("explore", ["explore", "explore.*"]),

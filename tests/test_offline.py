@@ -355,7 +355,8 @@ def test_an_explored_rubric_is_parsed_once_and_judged_as_written(tmp_path: Path)
     import asyncio
 
     from agentic_rubrics.pipeline.context import RunContext
-    from agentic_rubrics.pipeline.stages import obtain_rubric
+    from agentic_rubrics.pipeline.verifiers import BUILTIN
+    from agentic_rubrics.pipeline.verifiers.rubric_writing import RUBRIC_FILE, write_rubric
     from agentic_rubrics.rubric.file import parse_rubric
 
     task = Task(
@@ -367,11 +368,11 @@ def test_an_explored_rubric_is_parsed_once_and_judged_as_written(tmp_path: Path)
     )
     # the issue-only static rubric: no repository is fetched for the task
     ctx = RunContext.build(load_config(None, {"repos": {"url_template": "none"}}), tmp_path, None)
-    outcome = asyncio.run(obtain_rubric(task, ctx, None))
-    assert outcome.status.status == "ok" and outcome.rubric_yaml is not None
-    assert outcome.parsed is not None and outcome.rubric is outcome.parsed  # no second parse
-    written, warnings = parse_rubric(outcome.rubric_yaml)
-    assert outcome.parsed == written and outcome.status.lint_warnings == len(warnings)
+    outcome, parsed = asyncio.run(write_rubric(task, ctx, BUILTIN["rubric"], None))
+    text = outcome.files.get(RUBRIC_FILE)
+    assert outcome.status.status == "ok" and text is not None and parsed is not None
+    written, warnings = parse_rubric(text)
+    assert parsed == written and outcome.status.lint_warnings == len(warnings)  # as written
     assert outcome.status.hash == written.content_hash()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentic_rubrics.judge.judges import ChecksJudge
-from agentic_rubrics.pipeline.judging import judge_task
+from agentic_rubrics.pipeline.verifiers.rubric_judging import judge_task
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, decide
 from agentic_rubrics.rubric.file import parse_rubric
 from agentic_rubrics.rubric.postimage import analyze_patch, worker

@@ -188,19 +188,21 @@ def test_a_task_record_with_typed_rows_travels_by_pickle(made: Path) -> None:
     """What the Ray executor does with a record: pickled in a worker, unpickled by the driver."""
     import pickle
 
-    from agentic_rubrics.records import RubricRecord, TaskRecord
+    from agentic_rubrics.runfolder.records import ArtifactRecord, TaskRecord
 
     folder = RunFolder(made)
     status = folder.rubric_status("demo__task-0")
     assert status is not None
-    rubric = RubricRecord(instance_id="demo__task-0", rubric_yaml=None, status=status)
+    rubric = ArtifactRecord(
+        instance_id="demo__task-0", verifier="rubric", folder="rubrics", status=status
+    )
     record = TaskRecord(
         instance_id="demo__task-0",
-        rubric=rubric,
+        artifacts=[rubric],
         judged=True,
         progress=folder.progress()["demo__task-0"],
     )
     back = pickle.loads(pickle.dumps(record))
     assert back == record and back.progress is not None and record.progress is not None
     assert back.progress.to_json() == record.progress.to_json()
-    assert back.rubric.status.to_json() == status.to_json()
+    assert back.artifacts[0].status.to_json() == status.to_json()

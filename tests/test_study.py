@@ -347,7 +347,7 @@ def test_the_selections_folder_must_be_the_run_folders_own(study: Path, tmp_path
 
 
 def test_scores_rows_are_typed_and_an_older_file_still_reads(study: Path) -> None:
-    from agentic_rubrics.records import run_folder_schema
+    from agentic_rubrics.runfolder.records import run_folder_schema
     from agentic_rubrics.runfolder.rows import ScoreRow
 
     rows = _jsonl(study / "scores.jsonl")

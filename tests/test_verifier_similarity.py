@@ -375,6 +375,8 @@ def test_a_run_writes_a_proxy_and_a_rating_for_every_candidate(
         "excluded": {},
         "scored_candidates": rated,
         "missing_candidates": {"empty_patch": empty},
+        "artifact": "proxy",
+        "folder": "proxies",
     }
     assert "- Similarity verifier: 10 of 10 tasks graded" in (out / "report.md").read_text()
 
@@ -533,22 +535,19 @@ class Clobbering:
     """A verifier storing its record under a key a selector's features already use."""
 
     name = "clobbering"
-    folder = "clobbering"
-    prompts: tuple[str, ...] = ()
 
     def earlier(self, folder: Any, instance_id: str) -> None:
         return None
 
-    async def run(self, task: Any, ctx: Any, earlier: Any, *, grade: bool) -> tuple[Any, Any]:
+    async def run(self, scope: Any, earlier: Any, *, grade: bool) -> tuple[Any, Any]:
         from agentic_rubrics.pipeline.verifiers import Graded
-        from agentic_rubrics.records import ArtifactRecord
+        from agentic_rubrics.runfolder.records import ArtifactRecord
         from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 
-        status = ArtifactStatus(
-            instance_id=task.instance_id, verifier=self.name, source="none", status="failed"
-        )
+        iid = scope.task.instance_id
+        status = ArtifactStatus(instance_id=iid, verifier=self.name, source="none", status="failed")
         artifact = ArtifactRecord(
-            instance_id=task.instance_id, verifier=self.name, folder=self.folder, status=status
+            instance_id=iid, verifier=self.name, folder="clobbering", status=status
         )
         return artifact, Graded(baselines={"similarity": {"value": {}}})
 
@@ -563,7 +562,8 @@ def test_a_verifier_record_never_replaces_a_selector_feature(
     from agentic_rubrics.pipeline.config import RunConfig
     from agentic_rubrics.pipeline.runner import run
 
-    monkeypatch.setitem(verifiers.VERIFIERS, "clobbering", f"{__name__}:Clobbering")
+    spec = verifiers.VerifierSpec(name="clobbering", folder="clobbering", implementation=Clobbering)
+    monkeypatch.setitem(verifiers._REGISTERED, spec.name, spec)
     config = RunConfig(verifiers=["rubric", "clobbering"], bootstrap_resamples=0, plots=False)
     with pytest.raises(DataError, match=r"a verifier stores \['similarity'\], a selector's"):
         run(some_tasks(tmp_path, ["quillworks__durata-57"]), tmp_path / "run", config)

@@ -415,7 +415,7 @@ class ScriptedRuns:
 def _validate(runs: list[dict[str, str] | str]) -> Any:
     import asyncio
 
-    from agentic_rubrics.pipeline.tests_grading import validate
+    from agentic_rubrics.pipeline.verifiers.tests_grading import validate
 
     return asyncio.run(validate(ScriptedRuns({"": runs}), len(runs), "t", lambda x: x))
 
@@ -446,7 +446,7 @@ def test_a_test_whose_outcome_flips_on_the_base_tree_is_excluded_as_flaky() -> N
 def test_a_test_that_flips_on_a_candidates_tree_is_excluded_for_every_candidate() -> None:
     import asyncio
 
-    from agentic_rubrics.pipeline.tests_grading import grade
+    from agentic_rubrics.pipeline.verifiers.tests_grading import grade
     from agentic_rubrics.runfolder.verifier_rows import TestValidation
 
     validation = TestValidation(status="valid", tests=["t.py::a", "t.py::b"])

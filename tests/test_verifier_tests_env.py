@@ -20,7 +20,7 @@ from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
 from agentic_rubrics.datasets.swebench import load_candidates_file
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.runner import run
-from agentic_rubrics.pipeline.tests_grading import collected
+from agentic_rubrics.pipeline.verifiers.tests_grading import collected
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.sandbox.testenv import EnvSpec
 from agentic_rubrics.sandbox.testrun import ExecRun, parse_pytest_lines

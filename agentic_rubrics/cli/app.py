@@ -75,9 +75,9 @@ def schema(
     ] = False,
 ) -> None:
     """Print the JSON Schema of rubrics.yaml (for editors' YAML language servers)."""
-    from agentic_rubrics.records import run_folder_schema
     from agentic_rubrics.rubric.file import json_schema
     from agentic_rubrics.runfolder.files import atomic_write_text
+    from agentic_rubrics.runfolder.records import run_folder_schema
 
     text = json.dumps(run_folder_schema() if run_folder else json_schema(), indent=2) + "\n"
     if out is None:

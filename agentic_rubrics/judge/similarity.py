@@ -19,11 +19,8 @@ import logging
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import BudgetExceeded
 from agentic_rubrics.judge.judges import FAILURE_REASON, last_json_object
 from agentic_rubrics.llm.door import LLM, CallFailed
@@ -38,22 +35,6 @@ LOW, HIGH = 1, 5
 """The rating scale."""
 PHASE = "similarity"
 """The phase its calls are accounted under."""
-
-
-class SimilarityConfig(BaseModel):
-    """The patch-similarity verifier: its proxy author (the explorer's model, sandbox and limits, or the
-    judge's model when the explorer has none) and its judge (the judge's model, repeats, concurrency)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    candidates_per_call: int = Field(default=4, ge=1, le=32)
-    """Candidates rated in one request (the proxy and the issue are sent once per request)."""
-    max_turns: int | None = Field(default=None, ge=1, le=500)
-    """The proxy author's turn budget (``None``: the explorer's ``max_turns``)."""
-    max_proxy_chars: int = Field(default=200_000, ge=1000)
-    """A proxy patch longer than this is not used: ``missing: proxy_too_large``."""
-    concurrency: Annotated[int, SPEED] = Field(default=8, ge=1)
-    """Requests of one task sent at the same time (the model's own limit applies on top)."""
 
 
 def normalised(rating: int | None) -> float | None:

@@ -5,23 +5,38 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
 
 from agentic_rubrics.datasets.repos_config import RepoConfig
-from agentic_rubrics.effects import REPORT, SPEED, Effect, kind_at, results_part
+from agentic_rubrics.effects import REPORT, SPEED, Effect, Kind, kind_at, results_part
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig, StaticExplorerConfig
 from agentic_rubrics.judge.judges import JudgeConfig
-from agentic_rubrics.judge.similarity import SimilarityConfig
 from agentic_rubrics.pipeline.executors import ExecutorConfig, LocalExecutorConfig, executor_section
-from agentic_rubrics.pipeline.verifier_settings import (
+from agentic_rubrics.pipeline.verifiers import (
     DEFAULT_VERIFIERS,
-    VERIFIER_PROMPTS,
-    TestsConfig,
+    VerifierSettings,
     check_verifiers,
+    default_selectors,
+    in_order,
+    located,
+    registry,
+    settings_class,
+    settings_keys,
 )
 from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
 from agentic_rubrics.rank.scoring import DecisionPolicy
@@ -30,6 +45,26 @@ from agentic_rubrics.rank.selectors import check_names, get_selector, register_s
 _CLI_RESULTS = Effect("results", cli=True)
 _CLI_SPEED = Effect("speed", cli=True)
 _CLI_REPORT = Effect("report", cli=True)
+S = TypeVar("S", bound=VerifierSettings)
+
+
+def verifier_sections() -> dict[str, tuple[str, type[VerifierSettings]]]:
+    """Each configuration key a verifier's settings add -> (that verifier, its settings class)."""
+    return settings_keys(set(RunConfig.model_fields))
+
+
+def setting_fields() -> dict[str, FieldInfo]:
+    """Every top-level setting a configuration takes, by key: RunConfig's own, then those the
+    verifiers' settings add."""
+    own = {k: v for k, v in RunConfig.model_fields.items() if k != "verifier_settings"}
+    return {**own, **{k: kind.model_fields[k] for k, (_, kind) in verifier_sections().items()}}
+
+
+def setting_kind(parts: list[str]) -> Kind | None:
+    """What the setting at ``parts`` changes (``["tests", "reruns"]``), verifiers' settings included;
+    ``None``: no such setting."""
+    section = verifier_sections().get(parts[0]) if parts else None
+    return kind_at(section[1] if section else RunConfig, parts)
 
 
 class RunConfig(BaseModel):
@@ -52,26 +87,18 @@ class RunConfig(BaseModel):
     )
     """Selectors compared in the report; the first one writes selections.jsonl. Without a model
     ``offline`` leads; with a judge model, ``rubric`` leads and ``patch_classifier`` joins."""
-    rubrics_dir: Annotated[str | None, _CLI_RESULTS] = None
-    """Reuse ``DIR/<instance_id>/rubrics.yaml`` instead of exploring."""
     verifiers: Annotated[list[str], _CLI_RESULTS] = Field(
         default_factory=lambda: list(DEFAULT_VERIFIERS)
     )
     """What candidates are measured with (:mod:`agentic_rubrics.pipeline.verifiers`): ``rubric``
-    (rubrics.yaml, judged), ``tests`` (a test script, executed); each writes its artifact once per
-    task."""
-    tests_dir: Annotated[str | None, _CLI_RESULTS] = None
-    """Reuse ``DIR/<instance_id>/`` (its test files) as the ``tests`` verifier's script instead of
-    having the agent write one."""
-    tests: Annotated[TestsConfig, _CLI_RESULTS] = Field(default_factory=TestsConfig)
-    """How the ``tests`` verifier runs its script (interpreter, limits, reruns)."""
-    proxies_dir: Annotated[str | None, _CLI_RESULTS] = None
-    """Reuse ``DIR/<instance_id>/proxy.diff`` as the ``similarity`` verifier's proxy patch instead of
-    having the agent write one."""
-    similarity: Annotated[SimilarityConfig, Effect("results")] = Field(
-        default_factory=SimilarityConfig
+    (rubrics.yaml, judged), ``tests`` (a test script, executed), ``similarity`` (a proxy patch); each
+    writes its artifact once per task."""
+    verifier_settings: Annotated[dict[str, Any], Effect("results")] = Field(
+        default_factory=dict, exclude=True, repr=False
     )
-    """How the ``similarity`` verifier writes its proxy and rates candidates against it."""
+    """Each registered verifier's settings (its :class:`VerifierSettings`), by verifier: given, read
+    and written as the top-level keys they define (``rubrics_dir``; ``tests_dir``, ``tests``;
+    ``proxies_dir``, ``similarity``), hashed only in runs that name the verifier."""
     repos: Annotated[RepoConfig, _CLI_SPEED] = Field(default_factory=RepoConfig)
     """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
     seed: Annotated[int, _CLI_REPORT] = Field(default=0, ge=0)
@@ -100,6 +127,59 @@ class RunConfig(BaseModel):
     def _executor_section(cls, data: Any) -> Any:
         return executor_section(data) if isinstance(data, dict) else data
 
+    @model_validator(mode="before")
+    @classmethod
+    def _verifier_sections(cls, data: Any) -> Any:
+        """Each verifier's keys gathered into its settings (a bad one named by its key's path)."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        given = data.pop("verifier_settings", None) or {}
+        by_verifier: dict[str, dict[str, Any]] = {}
+        for key, (name, _) in verifier_sections().items():
+            if key in data:
+                by_verifier.setdefault(name, {})[key] = data.pop(key)
+        out: dict[str, VerifierSettings] = {}
+        for spec in registry().values():
+            kind = settings_class(spec)
+            if kind is None:
+                continue
+            earlier = given.get(spec.name)
+            if isinstance(earlier, BaseModel):
+                earlier = earlier.model_dump()
+            try:
+                out[spec.name] = kind.model_validate(
+                    {**(earlier or {}), **by_verifier.get(spec.name, {})}
+                )
+            except ValidationError as exc:
+                raise located(exc) from None
+        return {**data, "verifier_settings": out}
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        """Every verifier's settings written as the top-level keys they define."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for section in self.verifier_settings.values():
+                data.update(section.model_dump(mode=info.mode, by_alias=info.by_alias))
+        return data
+
+    def section(self, name: str, kind: type[S]) -> S:
+        """The settings of verifier ``name`` (of class ``kind``)."""
+        found = self.verifier_settings.get(name)
+        if not isinstance(found, kind):
+            raise ConfigError(f"verifier {name!r} has no settings of type {kind.__name__}")
+        return found
+
+    def setting(self, path: str) -> Any:
+        """The value at a dotted setting path (``tests.reruns``), verifiers' settings included."""
+        parts = path.split(".")
+        owner = verifier_sections().get(parts[0])
+        value: Any = self.verifier_settings.get(owner[0]) if owner else self
+        for part in parts:
+            value = getattr(value, part, None)
+        return value
+
     @field_validator("selectors", mode="before")
     @classmethod
     def _given_selectors(cls, value: Any) -> Any:
@@ -114,16 +194,9 @@ class RunConfig(BaseModel):
         if isinstance(data, dict) and "selectors" not in data:
             judge = data.get("judge") or {}
             kind = judge.get("kind") if isinstance(judge, dict) else getattr(judge, "kind", None)
-            chosen = list(MODEL_SELECTORS if kind == "llm" else BASE_SELECTORS)
+            base = list(MODEL_SELECTORS if kind == "llm" else BASE_SELECTORS)
             verifiers = data.get("verifiers")
-            if isinstance(verifiers, list) and "tests" in verifiers:
-                # the verifier's own selectors join the comparison (the rubric's lead stays first)
-                extra = ["tests", "hybrid"] if "rubric" in verifiers else ["tests"]
-                chosen = [*(extra if "rubric" not in verifiers else []), *chosen]
-                chosen += [s for s in extra if s not in chosen]
-            if isinstance(verifiers, list) and "similarity" in verifiers:  # leads when alone
-                alone = not {"rubric", "tests"} & set(verifiers)
-                chosen = ["similarity", *chosen] if alone else [*chosen, "similarity"]
+            chosen = default_selectors(verifiers, base) if isinstance(verifiers, list) else base
             if kind == "llm" or chosen != list(BASE_SELECTORS):
                 return {**data, "selectors": chosen}
         return data
@@ -132,10 +205,11 @@ class RunConfig(BaseModel):
     def _consistent(self) -> RunConfig:
         check_names(self.selectors)
         check_verifiers(self.verifiers)
-        if "similarity" in self.verifiers and self.judge.model is None:
-            raise ValueError(
-                "the similarity verifier needs a judge model (--model or --judge-model)"
-            )
+        for spec in in_order(self.verifiers):
+            if spec.needs_judge_model and self.judge.model is None:
+                raise ValueError(
+                    f"the {spec.name} verifier needs a judge model (--model or --judge-model)"
+                )
         if self.judge.kind == "llm" and self.judge.model is None:
             raise ValueError("judge.kind 'llm' needs judge.model (or --judge-model / --model)")
         for name in self.model_selectors():
@@ -155,16 +229,10 @@ class RunConfig(BaseModel):
         if self.judge.kind == "llm":
             names.append("judge")
         names += [p for s in self.model_selectors() for p in get_selector(s).prompts]
-        names += [p for v in self.written_verifiers() for p in VERIFIER_PROMPTS[v]]
-        if "similarity" in self.verifiers:  # its judge; its author unless the proxies are given
-            names += ["similarity_judge", *(["proxy_agent"] if self.proxies_dir is None else [])]
+        for spec in in_order(self.verifiers):
+            section = self.verifier_settings.get(spec.name)
+            names += section.prompts(self) if section is not None else []
         return {name: load_prompt(name).hash for name in names}
-
-    def written_verifiers(self) -> list[str]:
-        """The verifiers (other than the rubric) whose artifact a model writes in this run."""
-        given = {"tests": self.tests_dir}
-        model = self.explorer.model_commands
-        return [v for v in self.verifiers if v != "rubric" and model and given.get(v) is None]
 
     def hashed(self) -> dict[str, Any]:
         """The settings that can change a finished task's result (what :meth:`content_hash` hashes):
@@ -174,23 +242,24 @@ class RunConfig(BaseModel):
         # setting changes while judging: where a repository comes from does not change a result (its
         # commit is verified), whether repositories are fetched at all does; the selectors that call
         # the model; the seed when it orders the items of repeated judgements
-        data = results_part(self, self.model_dump(mode="json"))
+        data = self.results_settings()
         if self.verifiers == list(DEFAULT_VERIFIERS):
-            # a run of the rubric alone hashes as it did before verifiers were a setting
-            data.pop("verifiers"), data.pop("tests_dir"), data.pop("tests")
-        elif "tests" not in self.verifiers:
-            data.pop("tests_dir"), data.pop("tests")
-        if "tests" in data:  # where venvs are kept never changes a result; no spec hashes as before
-            data["tests"].pop("env_cache")
-            if self.tests.env_specs is None:
-                data["tests"].pop("env_specs")
-        if "similarity" not in self.verifiers:
-            data.pop("proxies_dir"), data.pop("similarity")
+            data.pop("verifiers")  # a run of the rubric alone hashes as before it was a setting
         data["repos"] = {"fetch": self.repos.url_template is not None}
         data["model_selectors"] = self.model_selectors()
         if self.judge.kind == "llm" and self.judge.repeats > 1:
             data["seed"] = self.seed  # it orders the items of repeated judgements
         data["prompts"] = self.prompt_hashes()
+        return data
+
+    def results_settings(self) -> dict[str, Any]:
+        """The settings marked ``results`` (:mod:`agentic_rubrics.effects`), in sections too, a
+        verifier's only where the run names it (as it hashes them)."""
+        data = results_part(self, self.model_dump(mode="json"))
+        for spec in in_order(self.verifiers):
+            section = self.verifier_settings.get(spec.name)
+            if section is not None:
+                data.update(section.hashed(results_part(section, section.model_dump(mode="json"))))
         return data
 
     def content_hash(self) -> str:
@@ -227,7 +296,7 @@ def config_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> dict
             )
             group = "results" if key == "repos.url_template" and fetch_changed else "transport"
         else:
-            kind = kind_at(RunConfig, parts)
+            kind = setting_kind(parts)
             group = {"report": "report", "speed": "transport"}.get(kind or "results", "results")
         out[group].append(f"{key}: {old.get(key, '(unset)')!r} -> {new.get(key, '(unset)')!r}")
     return out

@@ -3,7 +3,7 @@ run folder (its only writer), and reports progress.
 
 An executor only computes: it starts a task (:class:`Job`) somewhere — in this process
 (:class:`LocalExecutor`) or as a Ray task (:class:`agentic_rubrics.pipeline.executor_ray.RayExecutor`) — and
-hands back a :class:`~agentic_rubrics.records.TaskRecord` once it is done. The driver keeps at most
+hands back a :class:`~agentic_rubrics.runfolder.records.TaskRecord` once it is done. The driver keeps at most
 ``capacity`` tasks in flight and stores records in the order they finish; the run's global limits
 (model-call concurrency, sandboxes, budget) are one :class:`~agentic_rubrics.limits.LocalLimiter`,
 shared by the tasks of this process or living in a Ray actor.
@@ -20,11 +20,11 @@ from typing import Any, Protocol
 from agentic_rubrics.limits import LocalLimiter
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.context import RunContext, limiter_capacities
-from agentic_rubrics.pipeline.stages import Job, earlier_rubric, run_job
-from agentic_rubrics.pipeline.verify import earlier_artifacts
-from agentic_rubrics.records import TaskRecord
+from agentic_rubrics.pipeline.stages import Job, run_job
+from agentic_rubrics.pipeline.verifiers.run import earlier_artifacts
 from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
 from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.records import TaskRecord
 from agentic_rubrics.runfolder.retry import RetryPlan
 from agentic_rubrics.types import Task
 
@@ -90,25 +90,17 @@ class LocalExecutor:
 
 
 def store(folder: RunFolder, record: TaskRecord) -> None:
-    """Write a finished task: a fresh rubric, its trajectory, then its status (the status marks it
-    explored); then, if judged, its patches, verdicts and the progress row that commits them."""
-    rubric = record.rubric
-    if rubric.fresh:
-        if rubric.rubric_yaml is not None:
-            atomic_write_text(folder.rubric_path(rubric.instance_id), rubric.rubric_yaml)
-        if rubric.trajectory is not None:
-            atomic_write_json(
-                folder.trajectory_path(rubric.instance_id), rubric.trajectory.to_json()
-            )
-        atomic_write_json(folder.rubric_status_path(rubric.instance_id), rubric.status.to_json())
+    """Write a finished task: each fresh artifact's files, its trajectory, then its status (the
+    status marks it written); then, if judged, what grading wrote, its patches, verdicts and the
+    progress row that commits them."""
     for artifact in record.artifacts:
         if not artifact.fresh:
             continue
         where = folder.artifact_dir(artifact.folder, artifact.instance_id)
         for name, text in artifact.files.items():
             atomic_write_text(where / name, text)
-        if artifact.trajectory is not None:
-            atomic_write_json(where / "trajectory.json", artifact.trajectory.to_json())
+        if artifact.trajectory is not None and artifact.trajectory_file is not None:
+            atomic_write_json(folder.root / artifact.trajectory_file, artifact.trajectory.to_json())
         atomic_write_json(where / "status.json", artifact.status.to_json())  # last: it is done
     if record.judged:
         assert record.progress is not None  # a judged record always has its progress row
@@ -181,7 +173,6 @@ async def run_tasks(
     jobs = [
         Job(
             t,
-            earlier_rubric(folder, t.instance_id),
             (plans or {}).get(t.instance_id),
             explore_only,
             earlier_artifacts(folder, t.instance_id, config.verifiers),

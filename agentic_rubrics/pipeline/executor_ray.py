@@ -24,7 +24,7 @@ from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.context import RunContext, limiter_capacities
 from agentic_rubrics.pipeline.stages import Job, run_job
 from agentic_rubrics.rank.selectors import handed_over, register_selector
-from agentic_rubrics.records import TaskRecord
+from agentic_rubrics.runfolder.records import TaskRecord
 
 
 def import_ray() -> Any:

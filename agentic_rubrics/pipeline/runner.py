@@ -26,7 +26,7 @@ from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.llm.spend import read_spending
 from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refusal
 from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
-from agentic_rubrics.pipeline.verifiers import artifact_verifiers
+from agentic_rubrics.pipeline.verifiers import get_spec, in_order
 from agentic_rubrics.report.problems import diagnose
 from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
 from agentic_rubrics.runfolder.folder import RunFolder
@@ -89,7 +89,8 @@ class _Job:
             recorded = folder.config()
             if recorded.get("config_hash") != config.content_hash():
                 raise ConfigError(resume_refusal(folder.root, recorded.get("config", {}), wanted))
-        folder.open(wanted, config.content_hash(), restart=restart)
+        entries = {s.name: s.entry() for s in in_order(config.verifiers)}
+        folder.open(wanted, config.content_hash(), restart=restart, verifiers=entries)
         changed = changed_tasks(folder, self.tasks)
         if not redo_changed:
             refuse_changed(
@@ -119,26 +120,17 @@ class _Job:
                     rubrics=redo_rubric,
                 )
             for iid, plan in plans.items():
-                status = folder.artifact_status("tests", iid) if plan.redo_tests else None
-                if status is not None and status.status != "ok":  # written again
-                    folder.artifact_status_path("tests", iid).unlink()
+                for name in plan.redo_artifacts:  # a failed artifact is written again
+                    where = get_spec(name).folder
+                    status = folder.artifact_status(where, iid)
+                    if status is not None and status.status != "ok":
+                        folder.artifact_status_path(where, iid).unlink()
         explore_only = "judge" not in stages
         if "judge" in stages:
             done = folder.progress()
             todo = [t for t in tasks if t.instance_id not in done]
             if "explore" not in stages:
-                unexplored = [
-                    t.instance_id
-                    for t in todo
-                    if not folder.rubric_status_path(t.instance_id).exists()
-                    and config.rubrics_dir is None
-                    and "rubric" in config.verifiers
-                ]
-                if unexplored:
-                    raise ConfigError(
-                        f"{len(unexplored)} task(s) have no rubric yet (e.g. {unexplored[0]});"
-                        " run 'explore' first or pass --rubrics DIR"
-                    )
+                _refuse_unexplored(folder, config, todo)
             for t in tasks:
                 if t.instance_id in done and self.hook:
                     self.hook("skipped", t.instance_id, {"missing": 0})
@@ -304,10 +296,27 @@ def _warn_unpriced(config: RunConfig) -> None:
 
 
 def _explored(folder: RunFolder, config: RunConfig, instance_id: str) -> bool:
-    """Whether a task's rubric and every other verifier's artifact are written."""
-    if not folder.rubric_status_path(instance_id).exists():
-        return False
+    """Whether every verifier's artifact of a task is written."""
     return all(
-        folder.artifact_status_path(v.folder, instance_id).exists()
-        for v in artifact_verifiers(config.verifiers)
+        folder.artifact_status_path(spec.folder, instance_id).exists()
+        for spec in in_order(config.verifiers)
     )
+
+
+def _refuse_unexplored(folder: RunFolder, config: RunConfig, tasks: list[Task]) -> None:
+    """``judge`` alone writes no artifact that only ``explore`` writes (a rubric): a task without one
+    is refused, unless that verifier's artifacts are given (``--rubrics DIR``)."""
+    for spec in in_order(config.verifiers):
+        section = config.verifier_settings.get(spec.name)
+        if not spec.explore_first or (section is not None and section.given()):
+            continue
+        unexplored = [
+            t.instance_id
+            for t in tasks
+            if not folder.artifact_status_path(spec.folder, t.instance_id).exists()
+        ]
+        if unexplored:
+            raise ConfigError(
+                f"{len(unexplored)} task(s) have no {spec.artifact} yet (e.g. {unexplored[0]});"
+                f" run 'explore' first or pass {spec.given_option or 'its artifacts'}"
+            )

@@ -25,7 +25,8 @@ from agentic_rubrics.report.results import TaskResult, rank_tasks, run_cost, ver
 from agentic_rubrics.report.selection import choose, primary_reason, primary_weights
 from agentic_rubrics.rubric.file import load_rubric
 from agentic_rubrics.rubric.grounding import grounding_report
-from agentic_rubrics.runfolder.folder import RunFolder, verdicts_changed
+from agentic_rubrics.runfolder.digests import verdicts_changed
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.report import Report
 from agentic_rubrics.types import SCHEMA, Rubric
 
@@ -203,7 +204,7 @@ def build_report_and_results(
         "random_at_k": metrics.mean(metrics.random_at_k(_ys(t)) for t in labelled),
         **repeat_stability(results, policy, seed),
         "cost": run_cost(folder.spend_path, results, cfg.max_cost_usd),
-        "verifiers": verifier_summary(results),
+        "verifiers": verifier_summary(results, recorded.verifier_entries()),
         "similarity": similarity_summary(t.progress.baselines for t in results),
         "comparisons": compare(labelled, chosen, ks, cis) if labelled and ks else None,
         "verdicts_changed": sorted(t.instance_id for t in results if t.verdicts_changed),

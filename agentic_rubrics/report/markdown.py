@@ -44,10 +44,9 @@ def _repeat_lines(report: Report) -> list[str]:
 
 def _tests_lines(report: Report) -> list[str]:
     lines = []
-    for name, artifact in (("tests", "scripts"), ("similarity", "proxies")):
-        found = (report.verifiers or {}).get(name)
-        if not found:
-            continue
+    for name, found in (report.verifiers or {}).items():
+        word = str(found.get("artifact", "artifact"))
+        artifact = word[:-1] + "ies" if word.endswith("y") else word + "s"
         excluded = ", ".join(f"{k} {v}" for k, v in found["excluded"].items()) or "none"
         missing = ", ".join(f"{k} {v}" for k, v in found["missing_candidates"].items()) or "none"
         lines.append(

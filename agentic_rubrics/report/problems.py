@@ -185,26 +185,14 @@ def _report_examples(report: Report) -> dict[str, str]:
     )
 
 
-_VERIFIED = {
-    "tests": (
-        "script",
-        "tests/<instance_id>/status.json (the script's validation) and outcomes.jsonl",
-    ),
-    "similarity": (
-        "proxy",
-        "proxies/<instance_id>/proxy.json (why a proxy is missing) and similarity.jsonl",
-    ),
-}
-"""The verifiers other than the rubric: their artifact, and where to look when they scored nothing."""
-
-
 def _tests_failures(report: Report, out: Problems) -> None:
     """A verifier other than the rubric scored no candidate (fatal), or left some without a score (an
     empty patch is no failure: nothing was asked)."""
-    for name, (artifact, where) in _VERIFIED.items():
-        found = (report.verifiers or {}).get(name)
-        if not found:
-            continue
+    for name, found in (report.verifiers or {}).items():
+        artifact = found.get("artifact", "artifact")
+        where = (
+            f"{found.get('folder', name)}/<instance_id>/ (status.json: why an {artifact} failed)"
+        )
         missing = {k: v for k, v in found["missing_candidates"].items() if k != "empty_patch"}
         if not found["scored_candidates"]:
             out.fatal.append(

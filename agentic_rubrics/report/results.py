@@ -3,12 +3,13 @@ what the report's sections, the plots, the repeats and the audit read."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.rubric.checks_repo import is_repo_check
+from agentic_rubrics.runfolder.recorded import VerifierEntry
 from agentic_rubrics.runfolder.rows import ProgressRow
 from agentic_rubrics.types import CandidateScore, Rubric, Selection, Verdict
 
@@ -95,10 +96,11 @@ def run_cost(
     costs = [c for t in results for c in t.progress.cost.values()]
     cached = float(sum(c.get("cached_calls", 0) for c in costs))
     out = cost_summary(read_spending(spend_path), cached, len(results), max_cost_usd)
-    grading = [
-        t.progress.cost["tests_grading"] for t in results if "tests_grading" in t.progress.cost
-    ]
-    checks = [t.progress.cost.get("tests_validation", {}) for t in results]
+    # what executing candidates cost (CPU-seconds, no dollars): each verifier's ``<name>_grading``
+    # and ``<name>_validation`` phases
+    phases = [(p, c) for t in results for p, c in t.progress.cost.items() if "cpu_seconds" in c]
+    grading = [c for p, c in phases if p.endswith("_grading")]
+    checks = [c for p, c in phases if p.endswith("_validation")]
     if grading or any(checks):
         cpu = sum(float(g.get("cpu_seconds", 0)) for g in grading)
         candidates = sum(int(g.get("candidates", 0)) for g in grading)
@@ -113,20 +115,23 @@ def run_cost(
     return out
 
 
-VERIFIER_RECORDS = {"tests": ("tests", "pass_rate"), "similarity": ("proxy_similarity", "value")}
-"""Each verifier other than the rubric: the key of its record in ``baselines``, and of its scores."""
-
-
-def verifier_summary(results: list[TaskResult]) -> dict[str, Any] | None:
-    """The verifiers other than the rubric over the run (``None`` when none ran): per verifier, how
-    many tasks it graded, why the others were excluded, and its candidates with and without a score
-    (by reason)."""
+def verifier_summary(
+    results: list[TaskResult], entries: Mapping[str, VerifierEntry]
+) -> dict[str, Any] | None:
+    """The verifiers whose grades are a record of ``baselines`` (all but the rubric) over the run
+    (``None`` when none ran): per verifier, how many tasks it graded, why the others were excluded,
+    its candidates with and without a score (by reason), what its artifact is called and where its
+    artifacts are (``entries``: what config.json records of each)."""
     out: dict[str, Any] = {}
-    for name, (key, scores) in VERIFIER_RECORDS.items():
+    for name, entry in entries.items():
+        if entry.record is None or entry.scores is None:
+            continue
+        key = entry.record
         records = [t.progress.baselines[key] for t in results if key in t.progress.baselines]
         records = [r for r in records if isinstance(r, dict)]
         if records:
-            out[name] = _one_verifier(records, scores)
+            found = _one_verifier(records, entry.scores)
+            out[name] = {**found, "artifact": entry.artifact, "folder": entry.folder}
     return out or None
 
 

@@ -3,7 +3,7 @@
 A :class:`RewardScorer` holds what the tasks of a run share (:class:`~agentic_rubrics.pipeline.context.RunContext`:
 the judge — checks only, or the batched LLM judge with its response cache, budget, concurrency and fault
 handling —, the ledger, the spend log) and, per instance, the rubric and the task (issue, repository).
-Each batch of patches of one instance is judged by :func:`~agentic_rubrics.pipeline.judging.judge_task`,
+Each batch of patches of one instance is judged by :func:`~agentic_rubrics.pipeline.verifiers.rubric_judging.judge_task`,
 the run's own judging (identical patches judged once, repository-aware items decided on the base tree),
 and scored by :func:`~agentic_rubrics.rank.scoring.score_candidate` with the run's decision policy: a
 candidate of a finished run gets the S its report gave it.
@@ -32,8 +32,8 @@ from agentic_rubrics.judge.judges import JudgeConfig
 from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.context import RunContext
-from agentic_rubrics.pipeline.judging import judge_task
-from agentic_rubrics.pipeline.stages import reused_rubric_path
+from agentic_rubrics.pipeline.verifiers.rubric_judging import judge_task
+from agentic_rubrics.pipeline.verifiers.rubric_writing import reused_rubric_path
 from agentic_rubrics.rank.scoring import reduce_repeats, score_candidate
 from agentic_rubrics.reward.result import Reward, abstain, reward_of
 from agentic_rubrics.rubric.checks_repo import repo_analyses

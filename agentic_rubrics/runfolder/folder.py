@@ -11,24 +11,24 @@ import json
 import re
 import shutil
 import uuid
-from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from agentic_rubrics.exceptions import ConfigError, DataError
+from agentic_rubrics.runfolder.digests import rows_digest
 from agentic_rubrics.runfolder.files import (
     append_jsonl,
     atomic_write_json,
     atomic_write_text,
     read_jsonl,
 )
-from agentic_rubrics.runfolder.rows import ProgressRow, RecordedConfig, RubricStatus, read_row
+from agentic_rubrics.runfolder.recorded import LEGACY_VERIFIERS, RecordedConfig, VerifierEntry
+from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, read_row
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.text import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Verdict
 
-ARTIFACT_FOLDERS = ("tests", "proxies")
-"""The folders of the verifiers' artifacts other than ``rubrics/`` (``<folder>/<safe id>/``)."""
+StatusRow = TypeVar("StatusRow", RubricStatus, ArtifactStatus)
 
 
 class RunFolder:
@@ -56,8 +56,16 @@ class RunFolder:
 
     # configuration ----------------------------------------------------------------
 
-    def open(self, config: dict[str, Any], config_hash: str, *, restart: bool = False) -> None:
+    def open(
+        self,
+        config: dict[str, Any],
+        config_hash: str,
+        *,
+        restart: bool = False,
+        verifiers: dict[str, VerifierEntry] | None = None,
+    ) -> None:
         """Create the folder or resume it; refuse a different configuration unless ``restart``.
+        ``verifiers``: what the folder's readers need of each verifier of the run, by name.
 
         Raises:
             ConfigError: the folder was started with another configuration.
@@ -70,45 +78,44 @@ class RunFolder:
                     f" {recorded.get('config_hash')}, not {config_hash}; use another --out folder,"
                     " or --restart to discard its results"
                 )
-            if recorded.get("config") != config:
+            described = _entries(verifiers) if verifiers is not None else recorded.get("verifiers")
+            if recorded.get("config") != config or recorded.get("verifiers") != described:
                 # settings outside the hash (budget, concurrency, server): the latest are in force
-                atomic_write_json(self.config_path, {**recorded, "config": config})
+                updated = {**recorded, "config": config}
+                if described is not None:
+                    updated["verifiers"] = described
+                atomic_write_json(self.config_path, updated)
             self._drop_unfinished()
             return
         if restart and self.root.exists():
-            for child in (
-                self.config_path,
-                self.verdicts_path,
-                self.progress_path,
-                self.selections_path,
-                self.report_json,
-                self.report_md,
-                self.scores_path,
-                self.patches_path,
-                self.spend_path,
-            ):
-                child.unlink(missing_ok=True)
-            # the response cache too: a restarted run must not get its answers from the old one
-            for folder in (
-                self.rubrics_dir,
-                *(self.root / name for name in ARTIFACT_FOLDERS),
-                self.trajectories_dir,
-                self.cache_dir,
-                self.root / "selections",
-                self.root / "view",  # the HTML view of the results discarded
-            ):
-                if folder.exists():
-                    shutil.rmtree(folder)
+            self._discard(verifiers)
         self.root.mkdir(parents=True, exist_ok=True)
-        atomic_write_json(
-            self.config_path,
-            {
-                "schema": SCHEMA,
-                "run_id": uuid.uuid4().hex,  # names this run in records made from it (calibrations)
-                "config_hash": config_hash,
-                "config": config,
-            },
-        )
+        record: dict[str, Any] = {
+            "schema": SCHEMA,
+            "run_id": uuid.uuid4().hex,  # names this run in records made from it (calibrations)
+            "config_hash": config_hash,
+            "config": config,
+        }
+        if verifiers is not None:
+            record["verifiers"] = _entries(verifiers)
+        atomic_write_json(self.config_path, record)
+
+    def _discard(self, verifiers: dict[str, VerifierEntry] | None) -> None:
+        """A restart: every result of the folder removed (the response cache too: a restarted run
+        must not get its answers from the old one; and the HTML view of the results)."""
+        for child in (
+            *(self.config_path, self.verdicts_path, self.progress_path, self.selections_path),
+            *(self.report_json, self.report_md, self.scores_path, self.patches_path),
+            self.spend_path,
+        ):
+            child.unlink(missing_ok=True)
+        for folder in (
+            self.rubrics_dir,
+            *(self.root / name for name in self.artifact_folders(verifiers)),
+            *(self.trajectories_dir, self.cache_dir, self.root / "selections", self.root / "view"),
+        ):
+            if folder.exists():
+                shutil.rmtree(folder)
 
     def config(self) -> dict[str, Any]:
         """The recorded configuration (with its hash), as JSON: what resuming compares.
@@ -130,6 +137,23 @@ class RunFolder:
         """config.json, typed: what the report reads of it (a :class:`DataError` naming the file,
         the field and the version when it is not of this shape)."""
         return read_row(RecordedConfig, self.config(), str(self.config_path))
+
+    def verifier_entries(self) -> dict[str, VerifierEntry]:
+        """Each verifier of the run, by name, as config.json records it (none: no config.json)."""
+        if not self.config_path.exists():
+            return {}
+        return self.recorded().verifier_entries()
+
+    def artifact_folders(self, also: dict[str, VerifierEntry] | None = None) -> list[str]:
+        """Every folder of verifiers' artifacts but ``rubrics/``: those config.json records (or, in
+        a folder from before it recorded them, those the built-in verifiers used), and ``also``'s."""
+        try:
+            recorded = self.recorded().verifier_entries() if self.config_path.exists() else {}
+        except DataError:
+            recorded = {}  # a damaged config.json: only what is named, and the built-in layout
+        found = [e.folder for e in (*recorded.values(), *(also or {}).values())]
+        found += [e.folder for e in LEGACY_VERIFIERS.values()]
+        return [f for f in dict.fromkeys(found) if f != self.rubrics_dir.name]
 
     # progress ---------------------------------------------------------------------
 
@@ -207,7 +231,7 @@ class RunFolder:
                 self.rubric_status_path(iid).unlink(missing_ok=True)
                 self.rubric_path(iid).unlink(missing_ok=True)
                 self.trajectory_path(iid).unlink(missing_ok=True)
-                for name in ARTIFACT_FOLDERS:
+                for name in self.artifact_folders():
                     self.artifact_status_path(name, iid).unlink(missing_ok=True)  # first: its mark
                     shutil.rmtree(self.artifact_dir(name, iid), ignore_errors=True)
 
@@ -286,18 +310,7 @@ class RunFolder:
         Raises:
             DataError: the file is not JSON, or not a status of this version (file and field).
         """
-        path = self.rubric_status_path(instance_id)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: invalid JSON ({exc.msg})") from exc
-        if not isinstance(record, dict):
-            raise DataError(f"{path}: expected a JSON object, got {type(record).__name__}")
-        return read_row(RubricStatus, record, str(path))
+        return self.artifact_status(self.rubrics_dir.name, instance_id, RubricStatus)
 
     def artifact_dir(self, folder: str, instance_id: str) -> Path:
         """A verifier's folder for one task (``tests/<safe id>/``)."""
@@ -307,8 +320,19 @@ class RunFolder:
         """Where a verifier's artifact is marked written (after its files)."""
         return self.artifact_dir(folder, instance_id) / "status.json"
 
-    def artifact_status(self, folder: str, instance_id: str) -> ArtifactStatus | None:
-        """A task's recorded artifact of one verifier, if it was written.
+    @overload
+    def artifact_status(self, folder: str, instance_id: str) -> ArtifactStatus | None: ...
+
+    @overload
+    def artifact_status(
+        self, folder: str, instance_id: str, row: type[StatusRow]
+    ) -> StatusRow | None: ...
+
+    def artifact_status(
+        self, folder: str, instance_id: str, row: type[Any] = ArtifactStatus
+    ) -> Any:
+        """A task's recorded artifact of one verifier, if it was written (``row``: its status's
+        shape; the rubric's is :class:`RubricStatus`).
 
         Raises:
             DataError: the file is not JSON, or not a status of this version (file and field).
@@ -322,7 +346,7 @@ class RunFolder:
             raise DataError(f"{path}: invalid JSON ({exc})") from exc
         if not isinstance(record, dict):
             raise DataError(f"{path}: expected a JSON object, got {type(record).__name__}")
-        return read_row(ArtifactStatus, record, str(path))
+        return read_row(row, record, str(path))
 
     def trajectory_path(self, instance_id: str) -> Path:
         """Where a task's exploration trajectory goes."""
@@ -331,26 +355,6 @@ class RunFolder:
 
 _HASHED = re.compile(r"-[0-9a-f]{8}\Z")
 _NAME_MAX = 120  # characters kept from an id; file names stay far below the usual 255-byte limit
-
-
-def rows_digest(rows: Iterable[dict[str, Any]]) -> str:
-    """``sha256:`` of a task's verdict rows, whatever their order: each row as canonical JSON (sorted
-    keys, ASCII), the lines sorted. Rows read back from verdicts.jsonl give the digest they were
-    written with, so a hand-edited row shows."""
-    lines = sorted(json.dumps(r, sort_keys=True) for r in rows)
-    return "sha256:" + hashlib.sha256("\n".join(lines).encode("ascii")).hexdigest()
-
-
-def verdicts_changed(progress: ProgressRow, digests: dict[str, str]) -> bool:
-    """Whether a finished task's verdict rows changed since they were written: its rows now
-    (``digests``, by task, as :meth:`RunFolder.verdicts` gives them) no longer give the digest its
-    progress row recorded, or a retry found them changed and kept them (``verdicts_changed``). A row
-    written before digests were recorded says nothing."""
-    if progress.verdicts_changed:
-        return True
-    if progress.verdicts_digest is None:
-        return False
-    return digests.get(progress.instance_id, rows_digest([])) != progress.verdicts_digest
 
 
 def safe_name(instance_id: str) -> str:
@@ -385,3 +389,7 @@ def _task_of(record: dict[str, Any]) -> str | None:
 
 def _jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in rows)
+
+
+def _entries(verifiers: dict[str, VerifierEntry]) -> dict[str, Any]:
+    return {name: entry.to_json() for name, entry in verifiers.items()}

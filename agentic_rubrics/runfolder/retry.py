@@ -17,7 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_rubrics.runfolder.folder import RunFolder, verdicts_changed
+from agentic_rubrics.runfolder.digests import verdicts_changed
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.rows import PhaseCost
 from agentic_rubrics.types import Task, Verdict
 
@@ -31,13 +32,11 @@ TRANSIENT_RUBRICS = frozenset(
 _MALFORMED_REPOSITORY = frozenset({"no_repository:invalid_repo", "no_repository:invalid_commit"})
 
 
-TESTS_FOLDER = "tests"
-
-
-def transient_tests(record: Any, artifact: Any = None) -> bool:
-    """Whether a task's tests verifier record (its ``baselines.tests``) or its artifact's status
-    holds a reason that may not recur: a sandbox that would not start, a repository that could not be
-    had, a writer stopped by the budget or a transient model error."""
+def transient_grades(record: Any, artifact: Any = None) -> bool:
+    """Whether a task's record of a verifier (its ``baselines`` entry: the tests' pass rates, the
+    similarity ratings) or its artifact's status holds a reason that may not recur: a sandbox that
+    would not start, a repository that could not be had, a writer stopped by the budget or a
+    transient model error."""
     reasons = []
     if isinstance(record, dict):
         reasons += [record.get("reason"), *(record.get("reasons") or {}).values()]
@@ -91,9 +90,9 @@ class RetryPlan:
     rows_changed: bool = False
     """The kept rows changed since they were written (a hand edit): the task's new progress row says
     so, or its new digest, made over the rows as kept, would hide the edit."""
-    redo_tests: bool = False
-    """The tests verifier failed transiently: its artifact (when it failed) is written again and every
-    candidate graded again."""
+    redo_artifacts: list[str] = field(default_factory=list)
+    """The verifiers (other than the rubric) that failed transiently: their artifact, when it
+    failed, is written again, and every candidate graded again."""
 
     def pairs(self) -> set[tuple[str, int]]:
         """The ``(candidate_id, repeat)`` pairs to judge again."""
@@ -109,6 +108,7 @@ def plan_retries(
     ``verdicts``: transiently missing verdicts are judged again (needs the judge stage).
     """
     done = folder.progress()
+    entries = folder.verifier_entries()
     rows_by_task: dict[str, list[Verdict]] = {}
     digests: dict[str, str] = {}
     if verdicts:
@@ -128,11 +128,17 @@ def plan_retries(
         if rubric.status != "ok" and rubrics and transient_rubric_failure(rubric.reason):
             plans[iid] = RetryPlan(redo_rubric=True, cost=progress.cost)
             continue
-        artifact = folder.artifact_status(TESTS_FOLDER, iid)
-        tests = transient_tests(progress.baselines.get("tests"), artifact)
+        redo = [
+            name
+            for name, entry in entries.items()
+            if entry.record is not None
+            and transient_grades(
+                progress.baselines.get(entry.record), folder.artifact_status(entry.folder, iid)
+            )
+        ]
         rows = rows_by_task.get(iid, [])
         gaps = sorted({(v.candidate_id, v.repeat) for v in rows if transient_verdict(v)})
-        if gaps or tests:
+        if gaps or redo:
             kept = [r for r in rows if not transient_verdict(r)]
             plans[iid] = RetryPlan(
                 redo_rubric=False,
@@ -140,7 +146,7 @@ def plan_retries(
                 kept_rows=kept,
                 cost=progress.cost,
                 rows_changed=verdicts_changed(progress, digests),
-                redo_tests=tests,
+                redo_artifacts=redo,
             )
     return plans
 

@@ -167,7 +167,7 @@ class ProgressRow(RowBase):
     verdict_rows: int = Field(default=0, ge=0)
     """How many verdict rows the task wrote."""
     verdicts_digest: str | None = None
-    """``sha256:`` of those rows as written (``runfolder.folder.rows_digest``): the report says when
+    """``sha256:`` of those rows as written (``runfolder.digests.rows_digest``): the report says when
     the rows on disk no longer match (a hand edit). ``None`` in folders written before it was
     recorded."""
     verdicts_changed: bool = False
@@ -308,55 +308,6 @@ def read_row(model: type[Row], record: dict[str, Any], where: str) -> Row:
         return model.model_validate(record)
     except ValidationError as exc:
         raise DataError(f"{where}: {field_error(exc)}") from exc
-
-
-class _Kind(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    kind: str
-    """The component's kind (``static``, ``agent``; ``checks``, ``llm`` …)."""
-
-
-class RecordedSettings(BaseModel):
-    """What the report reads of the configuration a run folder records (``config.json``'s ``config``;
-    its other settings are the pipeline's, read by RunConfig)."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True)
-
-    selectors: list[str]
-    """The selectors in force (the first writes selections.jsonl)."""
-    seed: int
-    """Tie-break, shuffle and bootstrap seed (checked where it is used: ``report --seed`` may
-    replace a bad one)."""
-    bootstrap_resamples: int = Field(ge=0)
-    """Resamples of every interval (0: none)."""
-    max_k: int = Field(ge=1)
-    """The largest K reported."""
-    max_cost_usd: float | None = None
-    """The budget."""
-    plots: bool = True
-    """Whether the report draws its plots (a folder from before the setting: drawn)."""
-    policy: dict[str, Any]
-    """The decision policy's thresholds (validated as a DecisionPolicy by the report)."""
-    explorer: _Kind
-    """The explorer's kind."""
-    judge: _Kind
-    """The judge's kind."""
-    repos: dict[str, Any] = Field(default_factory=dict)
-    """Where repositories come from (``url_template``: credentials removed; null: fetching off)."""
-
-
-class RecordedConfig(BaseModel):
-    """``config.json``: the run's configuration, its hash and the folder's version."""
-
-    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
-
-    schema_: str = Field(default=SCHEMA, alias="schema")
-    """The run folder's version."""
-    config_hash: str
-    """The hash that guards resuming."""
-    config: RecordedSettings
-    """What the report reads of the configuration."""
 
 
 class ScoreRow(RowBase):

@@ -1,6 +1,6 @@
 """The patch-similarity selector: each candidate's closeness to the task's proxy patch.
 
-The ``similarity`` verifier (:mod:`agentic_rubrics.pipeline.similarity_verifier`) stores, per task,
+The ``similarity`` verifier (:mod:`agentic_rubrics.pipeline.verifiers.similarity`) stores, per task,
 under ``baselines`` ``proxy_similarity``: the proxy's ``status`` and ``reason`` and each candidate's ``value``,
 its 1-5 rating normalised to 0-1 (``(rating - 1) / 4``), or ``None`` with its reason in ``reasons``
 (``proxy_empty``, ``invalid_value``, ``split_vote`` ...). A missing value ranks last and is never 0.

@@ -1,6 +1,6 @@
 """The tests selector: the pass rate of the ``tests`` verifier's script on each candidate.
 
-The verifier (:mod:`agentic_rubrics.pipeline.tests_verifier`) stores, per task, under ``baselines``
+The verifier (:mod:`agentic_rubrics.pipeline.verifiers.tests`) stores, per task, under ``baselines``
 ``tests``: the script's validation (``status``, ``reason``) and each candidate's ``pass_rate`` (the
 share of the script's counted tests that passed on the candidate's tree; 0 for a patch that does not
 apply) or ``None`` with its reason (``timeout``, ``sandbox_error`` ...; every candidate of a task whose

@@ -1,7 +1,9 @@
-"""One task's judging: the verdict rows of every candidate and the selectors' features.
+"""The rubric verifier's grading: every candidate judged item by item against the task's rubric (the
+run's judge — the checks-only one or an LLM —, then the repository-aware items decided on the task's
+tree), as verdict rows and the rubric's part of the task's progress row.
 
 Identical patches are judged once and share their verdicts; a retry judges only the candidates and
-repeats it names. Like :mod:`agentic_rubrics.pipeline.stages`, nothing here touches the run folder.
+repeats it names and keeps every other verdict. Nothing here touches the run folder.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from typing import Any
 
 from agentic_rubrics.exceptions import JudgeError
 from agentic_rubrics.patch import patch_hash
-from agentic_rubrics.pipeline.context import RunContext
+from agentic_rubrics.pipeline.verifiers import Graded, TaskScope
 from agentic_rubrics.protocols import Judge
-from agentic_rubrics.rank.selectors import FeatureInput, compute_features
-from agentic_rubrics.rubric.checks_repo import RepoAnalyses
+from agentic_rubrics.rubric.checks_repo import RepoAnalyses, repo_analyses
+from agentic_rubrics.rubric.grounding import repository_source
+from agentic_rubrics.runfolder.digests import rows_digest
+from agentic_rubrics.runfolder.retry import merge_rows
+from agentic_rubrics.runfolder.rows import RubricStatus, RubricSummary
 from agentic_rubrics.types import Rubric, Task, Verdict
 
 log = logging.getLogger(__name__)
@@ -105,13 +110,44 @@ async def judge_task(
     return sorted(rows, key=lambda v: (order[v.candidate_id], v.repeat))
 
 
-async def baselines_for(
-    task: Task, ctx: RunContext, repository: RepoAnalyses | None = None
-) -> dict[str, Any]:
-    """Every selector's features that need the patches (stored; the report needs no patch).
-
-    Those that need no model are always computed: selectors are chosen at report time (see
-    :mod:`agentic_rubrics.rank.selectors`). ``repository``: the task's tree with the analyses the judge
-    already made (``offline_content`` reads them; without it, its features come from the diffs)."""
-    given = FeatureInput(task, ctx.selector_model, repository)
-    return await compute_features(given, ctx.config.selectors)
+async def grade_with_rubric(
+    scope: TaskScope, rubric: Rubric | None, status: RubricStatus, reused: bool
+) -> Graded:
+    """Every candidate of the task judged against ``rubric`` (``None``: its rubric failed, and every
+    candidate is scored ``rubric_error``), and the rubric's fields of the task's progress row."""
+    ctx, task, plan = scope.ctx, scope.task, scope.plan
+    config = ctx.config
+    repeats = config.judge.repeats if config.judge.kind == "llm" else 1
+    only = plan.pairs() if plan is not None and not plan.redo_rubric else None
+    scope.analyses = await repo_analyses(task, rubric, ctx.repository)
+    rows = await judge_task(
+        task,
+        rubric,
+        ctx.judge,
+        repeats=repeats,
+        concurrency=config.judge.concurrency,
+        only=only,
+        repository=scope.analyses,
+    )
+    progress: dict[str, Any] = {}
+    if plan is not None and only is not None:
+        rows = merge_rows(plan.kept_rows, rows, task)
+        if plan.rows_changed:  # written only when true: rows keep the shape they had
+            progress["verdicts_changed"] = True
+    progress.update(
+        explorer="reused" if reused else config.explorer.kind,
+        rubric=RubricSummary(
+            status=status.status,
+            reason=status.reason,
+            hash=status.hash,
+            source=status.source,
+            items=status.items,
+            repository=repository_source(status),
+            grounding=status.grounding,
+            turns=status.turns,
+            last_validation_error=status.last_validation_error,
+        ),
+        verdict_rows=len(rows),
+        verdicts_digest=rows_digest([v.to_row() for v in rows]),
+    )
+    return Graded(verdicts=rows, progress=progress)

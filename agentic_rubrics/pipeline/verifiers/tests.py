@@ -1,12 +1,12 @@
 """The ``tests`` verifier: a test script written once per task, validated on the base tree, executed
-against every candidate (:mod:`agentic_rubrics.pipeline.tests_grading`).
+against every candidate (:mod:`.tests_grading`).
 
 The script comes from ``--tests DIR`` (``DIR/<instance_id>/``: its ``*.py`` files, as a task's
-``hidden_tests/``) or from the test-writing agent (:mod:`agentic_rubrics.explore.test_writer`: the
-explorer's model in the explorer's sandbox, shown the issue and the repository only — never a candidate,
-the gold patch or hidden tests). It lands in ``tests/<id>/`` with ``status.json`` (its validation)
-written last; grading writes ``tests/<id>/outcomes.jsonl`` and the task's ``baselines.tests`` (what the
-``tests`` and ``hybrid`` selectors read), and its CPU-seconds to the progress row's ``cost``.
+``hidden_tests/``) or from the test-writing agent (:mod:`.tests_writing`: the explorer's model in the
+explorer's sandbox, shown the issue and the repository only — never a candidate, the gold patch or
+hidden tests). It lands in ``tests/<id>/`` with ``status.json`` (its validation) written last; grading
+writes ``tests/<id>/outcomes.jsonl`` and the task's ``baselines.tests`` (what the ``tests`` and
+``hybrid`` selectors read), and its CPU-seconds to the progress row's ``cost``.
 """
 
 from __future__ import annotations
@@ -18,27 +18,95 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics.datasets.inputs import text_hash
-from agentic_rubrics.exceptions import DataError, RepoError, SandboxError
+from agentic_rubrics.effects import Effect
+from agentic_rubrics.exceptions import RepoError, SandboxError
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
-from agentic_rubrics.pipeline.tests_grading import Grades, grade, runner_for, validate
-from agentic_rubrics.pipeline.verifier_settings import VERIFIER_PROMPTS, TestsConfig
-from agentic_rubrics.pipeline.verifiers import Graded
-from agentic_rubrics.records import ArtifactRecord
+from agentic_rubrics.pipeline.verifiers import BUILTIN, Graded, TaskScope, VerifierSettings
+from agentic_rubrics.pipeline.verifiers.artifacts import earlier_artifact, trajectory_file
+from agentic_rubrics.pipeline.verifiers.tests_grading import Grades, grade, runner_for, validate
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
-from agentic_rubrics.sandbox.testenv import EnvBuildError
+from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
 from agentic_rubrics.types import SCHEMA, Task
 
 log = logging.getLogger(__name__)
 
+SPEC = BUILTIN["tests"]
 FEATURE = "tests"
 """The key of the verifier's record in a task's ``baselines`` (the selectors read it)."""
 FILE_NAME = re.compile(r"^(test_[\w-]*|[\w-]*_test|conftest)\.py$")
 """The files a test artifact may hold (pytest's own file names; nothing else is copied)."""
+_CLI_RESULTS = Effect("results", cli=True)
+
+
+class TestsConfig(BaseModel):
+    """How the ``tests`` verifier executes its test script against each candidate (bubblewrap over one
+    prepared copy of the task's tree; every limit is a hard limit of the sandbox)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    python: str = "/usr/bin/python3"
+    """The interpreter (with pytest) the tests run with, inside the sandbox (``--test-python``; its
+    prefix is shown read-only to the sandbox when it is not a system one)."""
+    env_specs: dict[str, EnvSpec] | None = None
+    """Spec-built environments (``--test-env-spec FILE``, ``env-check``'s format) by
+    ``owner/name@version``, ``owner/name`` or ``*`` (first match for the task's repository and
+    version): a venv built once per (repository, version), cached, read-only in the sandbox. A task no
+    key matches runs with ``python``. Hashed only when set."""
+    env_cache: str | None = None
+    """Where built venvs are kept (default: ``envs/`` beside the repository cache; not hashed)."""
+    timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    """Seconds for one run (apply and pytest); past it the whole pid namespace is killed:
+    ``missing: timeout``."""
+    max_processes: int = Field(default=256, ge=8, le=4096)
+    """Processes and threads at once (a fork bomb stops there)."""
+    max_memory_mib: int = Field(default=2048, ge=64)
+    """Address space of each process."""
+    max_write_mib: int = Field(default=256, ge=1)
+    """What the tests and the patch may write in the tree, together."""
+    base_runs: int = Field(default=2, ge=1, le=10)
+    """Runs on the base tree (no patch) that validate the script: it must fail there, and a test
+    whose outcome differs between runs is excluded as ``flaky``."""
+    reruns: int = Field(default=1, ge=0, le=10)
+    """Extra runs of each candidate (``--test-reruns``); a test whose outcome flips on one candidate's
+    tree is excluded (``flaky``) for every candidate of the task. A run that ended without outcomes
+    (timeout, sandbox error, a patch that does not apply) is not run again: reruns are spent only
+    where they are cheap and can show a flip (a run of the bundled tasks' tests takes 0.2 CPU-s)."""
+    max_files: int = Field(default=20, ge=1, le=200)
+    """Files a given tests folder (``--tests DIR``) may hold for one task."""
+    max_file_bytes: int = Field(default=262_144, ge=1024)
+    """Bytes of one test file."""
+
+
+class TestsSettings(VerifierSettings):
+    """The tests verifier's settings: its given scripts, and how they run."""
+
+    tests_dir: Annotated[str | None, _CLI_RESULTS] = None
+    """Reuse ``DIR/<instance_id>/`` (its test files) as the script instead of having the agent write
+    one."""
+    tests: Annotated[TestsConfig, _CLI_RESULTS] = Field(default_factory=TestsConfig)
+    """How the script runs (interpreter, limits, reruns)."""
+
+    def given(self) -> str | None:
+        return self.tests_dir
+
+    def prompts(self, config: Any) -> list[str]:
+        written = config.explorer.model_commands and self.tests_dir is None
+        return ["tests_agent"] if written else []
+
+    def hashed(self, data: dict[str, Any]) -> dict[str, Any]:
+        # where venvs are kept never changes a result; no spec hashes as before specs were a setting
+        data["tests"].pop("env_cache", None)
+        if self.tests.env_specs is None:
+            data["tests"].pop("env_specs", None)
+        return data
 
 
 def files_hash(files: dict[str, str]) -> str:
@@ -82,7 +150,7 @@ def interpreter_for(task: Task, ctx: RunContext, tree: Path) -> Any:
     cached; else ``tests.python`` as it is."""
     from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
 
-    config = ctx.config.tests
+    config = settings(ctx).tests
     specs = config.env_specs or {}
     for key in (f"{task.repo}@{task.version}", task.repo, "*"):
         if key in specs:
@@ -97,6 +165,11 @@ def interpreter_for(task: Task, ctx: RunContext, tree: Path) -> Any:
                 specs[key], tree, cache_dir=cache, repo=repo, repo_version=task.version
             )
     return named_interpreter(config.python)
+
+
+def settings(ctx: RunContext) -> TestsSettings:
+    """The tests verifier's settings in the run's configuration."""
+    return ctx.config.section(SPEC.name, TestsSettings)
 
 
 class _Tree:
@@ -149,38 +222,22 @@ class TestsVerifier:
     """See the module's docstring."""
 
     __test__ = False  # a verifier, not a pytest class
-    name = "tests"
-    folder = "tests"
-    prompts: tuple[str, ...] = VERIFIER_PROMPTS["tests"]
+    name = SPEC.name
 
     def earlier(self, folder: RunFolder, instance_id: str) -> ArtifactRecord | None:
-        status = folder.artifact_status(self.folder, instance_id)
-        if status is None:
+        def check(files: dict[str, str], status: ArtifactStatus) -> str | None:
+            if status.status == "ok" and files_hash(files) != status.hash:
+                return "its test files changed after they were validated"
             return None
-        where = folder.artifact_dir(self.folder, instance_id)
-        files: dict[str, str] = {}
-        for name in status.files:
-            path = where / name
-            if not FILE_NAME.match(name):
-                raise DataError(f"{where / 'status.json'}: field 'files': {name!r} is no test file")
-            try:
-                files[name] = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise DataError(f"{path}: cannot be read ({exc})") from exc
-        if status.status == "ok" and files_hash(files) != status.hash:
-            raise DataError(f"{where}: its test files changed after they were validated")
-        return ArtifactRecord(
-            instance_id=instance_id,
-            verifier=self.name,
-            folder=self.folder,
-            files=files,
-            status=status,
-            fresh=False,
+
+        return earlier_artifact(
+            folder, SPEC, instance_id, allowed=lambda n: bool(FILE_NAME.match(n)), check=check
         )
 
     async def run(
-        self, task: Task, ctx: RunContext, earlier: ArtifactRecord | None, *, grade: bool
+        self, scope: TaskScope, earlier: ArtifactRecord | None, *, grade: bool
     ) -> tuple[ArtifactRecord, Graded | None]:
+        task, ctx = scope.task, scope.ctx
         tree = _Tree(task, ctx)
         try:
             artifact = earlier or await self._write(task, ctx, tree)
@@ -190,7 +247,7 @@ class TestsVerifier:
 
     async def _write(self, task: Task, ctx: RunContext, tree: _Tree) -> ArtifactRecord:
         """The script, given or written, and its validation on the base tree."""
-        config = ctx.config
+        config, own = ctx.config, settings(ctx)
         started = time.monotonic()
         status: dict[str, Any] = {
             "schema": SCHEMA,
@@ -200,11 +257,11 @@ class TestsVerifier:
             "problem_hash": text_hash(task.problem_statement),
         }
         trajectory = None
-        if config.tests_dir is not None:
+        if own.tests_dir is not None:
             status["source"] = "given"
-            files, reason = given_tests(Path(config.tests_dir), task.instance_id, config.tests)
+            files, reason = given_tests(Path(own.tests_dir), task.instance_id, own.tests)
         elif config.explorer.model_commands and ctx.explorer_model is not None:
-            from agentic_rubrics.pipeline.tests_writing import write_tests
+            from agentic_rubrics.pipeline.verifiers.tests_writing import write_tests
 
             status["source"] = f"writer:{config.explorer.kind}"
             files, reason, trajectory, turns = await write_tests(task, ctx)
@@ -219,9 +276,9 @@ class TestsVerifier:
                 files, reason = {}, tree.problem or "no_repository"
             else:
                 slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
-                runner = runner_for(path, files, config.tests, slot, interpreter)
+                runner = runner_for(path, files, own.tests, slot, interpreter)
                 validation = await validate(
-                    runner, config.tests.base_runs, task.instance_id, ctx.redact
+                    runner, own.tests.base_runs, task.instance_id, ctx.redact
                 )
                 status.update(validation=validation.model_dump(mode="json", by_alias=True))
         if files:
@@ -232,10 +289,11 @@ class TestsVerifier:
         return ArtifactRecord(
             instance_id=task.instance_id,
             verifier=self.name,
-            folder=self.folder,
+            folder=SPEC.folder,
             files=files,
             status=ArtifactStatus.model_validate(status),
             trajectory=trajectory,
+            trajectory_file=trajectory_file(SPEC, task.instance_id),
         )
 
     async def _grade(
@@ -243,7 +301,9 @@ class TestsVerifier:
     ) -> Graded:
         """Every candidate run against the validated script (or ``None`` with the reason for all)."""
         ids = [c.id for c in task.candidates]
-        status, validation = artifact.status, artifact.status.validation
+        status = artifact.status
+        assert isinstance(status, ArtifactStatus)  # a verifier's own status, not a rubric's
+        validation = status.validation
         reason = status.reason if status.status != "ok" else None
         if reason is None and (validation is None or validation.status != "valid"):
             reason = validation.reason if validation is not None else "not_validated"
@@ -273,13 +333,14 @@ class TestsVerifier:
             groups.setdefault(key, []).append(c.id)
             patches.setdefault(key, c.patch)
         slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
-        runner = runner_for(path, artifact.files, ctx.config.tests, slot, interpreter)
+        own = settings(ctx).tests
+        runner = runner_for(path, artifact.files, own, slot, interpreter)
         grades = await grade(
             runner,
             patches,
             groups,
             validation,
-            reruns=ctx.config.tests.reruns,
+            reruns=own.reruns,
             instance_id=task.instance_id,
             redact=ctx.redact,
         )
