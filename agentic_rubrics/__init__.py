@@ -76,6 +76,10 @@ _LAZY: dict[str, str] = {
     "export_sft": "agentic_rubrics.export.sft",
     "Report": "agentic_rubrics.runfolder.report",
     "register_selector": "agentic_rubrics.rank.selectors",
+    "register_verifier": "agentic_rubrics.pipeline.verifiers",
+    "VerifierSpec": "agentic_rubrics.pipeline.verifiers",
+    "VerifierSettings": "agentic_rubrics.pipeline.verifiers",
+    "Graded": "agentic_rubrics.pipeline.verifiers",
     "load_tasks": "agentic_rubrics.runfolder.tasks",
     "RunFolder": "agentic_rubrics.runfolder.folder",
     "load_examples": "agentic_rubrics.datasets.bundled",
@@ -147,6 +151,12 @@ if TYPE_CHECKING:
     from agentic_rubrics.payloads import CommandResult, Completion, Usage
     from agentic_rubrics.pipeline.config import RunConfig, load_config
     from agentic_rubrics.pipeline.runner import run, run_async, write_report
+    from agentic_rubrics.pipeline.verifiers import (
+        Graded,
+        VerifierSettings,
+        VerifierSpec,
+        register_verifier,
+    )
     from agentic_rubrics.prompts import load_prompt
     from agentic_rubrics.protocols import Judge, Model, Sandbox
     from agentic_rubrics.rank.agreement import self_consistency_ranking

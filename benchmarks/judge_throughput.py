@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import statistics
@@ -259,12 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write judge_throughput.json here")
     args = parser.parse_args(argv)
     nagle = {"nagle_ms": round_trip_ms(False), "no_delay_ms": round_trip_ms(True)}
-    server, url = serve_in_subprocess(args.latency)
+    served = contextlib.ExitStack()
+    server, url = served.enter_context(serve_in_subprocess(args.latency))
     try:
         by_concurrency = {c: measure(url, args, c) for c in args.concurrency}
         server_cpu = cpu_seconds(server.pid)
     finally:
-        server.kill()
+        served.close()
     results: dict[str, Any] = {
         "command": "python benchmarks/judge_throughput.py "
         + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -27,6 +27,7 @@ judged once).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import tempfile
@@ -170,7 +171,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
-    proc, url = serve_in_subprocess(args.latency)
+    served = contextlib.ExitStack()
+    _, url = served.enter_context(serve_in_subprocess(args.latency))
     rows = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -189,8 +191,7 @@ def main() -> None:
             with _scorer(None, rubrics, tasks, root / "s4", conc) as s:
                 rows.append(_timed("checks only", s, lambda: s.score_many(pairs)))
     finally:
-        proc.terminate()
-        proc.wait()
+        served.close()
     result = {
         "latency_s": args.latency,
         "llm_concurrency": args.llm_concurrency,

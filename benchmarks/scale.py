@@ -13,6 +13,7 @@ calls of each run and how many came from the cache (none), and whether the verdi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -97,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, help="write scale.json here")
     args = parser.parse_args(argv)
-    server, url = serve_in_subprocess(args.latency)
+    served = contextlib.ExitStack()
+    _, url = served.enter_context(serve_in_subprocess(args.latency))
     work = Path(tempfile.mkdtemp(prefix="scale-"))
     try:
         tasks, rubrics = prepare(work, args.copies, args.tasks)
@@ -126,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
             n: json.loads((work / f"w{n}" / "report.json").read_text())["cost"] for n in (1, 2)
         }
     finally:
-        server.kill()
+        served.close()
         shutil.rmtree(work, ignore_errors=True)
     results = {
         "command": "python benchmarks/scale.py "

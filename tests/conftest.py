@@ -110,6 +110,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_fusion": "rank",
     "test_similarity": "rank",
     "test_verifier_similarity": "pipeline",
+    "test_verifier_registry": "pipeline",
     "test_compare_verifiers": "pipeline",
     "test_content": "rank",
     "test_content_bench": "rank",

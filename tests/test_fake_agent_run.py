@@ -93,8 +93,7 @@ def test_the_fake_writes_the_issue_only_rubric_from_the_same_prompt() -> None:
 
 def test_serve_plays_the_agent_in_its_own_process() -> None:
     """``python -m agentic_rubrics.testing serve``: the first turn of an agent is a real command."""
-    proc, url = serve_in_subprocess()
-    try:
+    with serve_in_subprocess() as (_, url):
         system = load_prompt("rubric_agent").render(
             "system", repo="acme/x", workspace="/workspace", max_turns=30, checks=[],
             explore=True, native_tools=False,
@@ -113,9 +112,6 @@ def test_serve_plays_the_agent_in_its_own_process() -> None:
         )
         with urllib.request.urlopen(request, timeout=30) as response:
             reply = json.loads(response.read())
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
     text = reply["choices"][0]["message"]["content"]
     assert text.startswith("THOUGHT: ") and "```bash\nfind . -name '*.py'" in text
 

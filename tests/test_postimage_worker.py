@@ -171,14 +171,13 @@ def test_workers_end_when_the_process_that_started_them_is_killed(
     repo, patch = _patch(git_repo)
     script = tmp_path / "parent.py"
     script.write_text(KILLED_PARENT)
-    parent = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, str(script), str(repo), patch], stdout=subprocess.PIPE, text=True
-    )
-    assert parent.stdout is not None
-    pids = [int(p) for p in parent.stdout.readline().split()]
-    assert pids  # the analysis ran in a worker process
-    parent.send_signal(signal.SIGKILL)  # no clean-up runs in the parent
-    parent.wait()
+    ) as parent:
+        assert parent.stdout is not None
+        pids = [int(p) for p in parent.stdout.readline().split()]
+        assert pids  # the analysis ran in a worker process
+        parent.send_signal(signal.SIGKILL)  # no clean-up runs in the parent
 
     def alive(pid: int) -> bool:
         try:

@@ -233,15 +233,14 @@ sys.stdin.readline()
 
 def test_the_spend_log_survives_a_killed_process(tmp_path: Path) -> None:
     path = tmp_path / "spend.jsonl"
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-c", SPENDER, str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-    )
-    assert proc.stdout is not None and proc.stdout.readline() == "in flight\n"
-    proc.send_signal(signal.SIGKILL)  # no exit handler runs: only what was written when it happened
-    proc.wait()
+    ) as proc:
+        assert proc.stdout is not None and proc.stdout.readline() == "in flight\n"
+        proc.send_signal(signal.SIGKILL)  # no exit handler runs: only what was written then
     spent = read_spending(path)
     assert {k: spent.totals[k] for k in ("requests", "calls", "failed_calls", "in_flight_unknown")} == {
         "requests": 5, "calls": 3, "failed_calls": 1, "in_flight_unknown": 1,

@@ -19,7 +19,9 @@ Run a server in its own process: ``python -m agentic_rubrics.testing serve --lat
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from agentic_rubrics.testing.agent import fake_model
@@ -54,21 +56,26 @@ __all__ = [
 # --------------------------------------------------------------------------- command line
 
 
-def serve_in_subprocess(latency: float = 0.0) -> tuple[Any, str]:
-    """Start ``python -m agentic_rubrics.testing serve`` in its own process; return it and its URL.
+@contextlib.contextmanager
+def serve_in_subprocess(latency: float = 0.0) -> Iterator[tuple[Any, str]]:
+    """``python -m agentic_rubrics.testing serve`` in its own process, as ``(process, URL)``; killed,
+    reaped and its pipe closed on leaving.
 
     Benchmarks use it so the server's work does not count against the process being measured.
     """
     import subprocess
     import sys
 
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [sys.executable, "-m", "agentic_rubrics.testing", "serve", "--latency", str(latency)],
         stdout=subprocess.PIPE,
         text=True,
-    )
-    assert proc.stdout is not None
-    return proc, proc.stdout.readline().strip()
+    ) as proc:
+        assert proc.stdout is not None
+        try:
+            yield proc, proc.stdout.readline().strip()
+        finally:
+            proc.kill()
 
 
 def main(argv: list[str] | None = None) -> int:
