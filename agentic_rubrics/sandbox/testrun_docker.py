@@ -221,7 +221,7 @@ async def _execute(
         merge_output_streams=True,
     )  # fmt: skip
     try:
-        response = await asyncio.wait_for(deployment.runtime.execute(request), timeout + 5)
+        response = await asyncio.wait_for(deployment.runtime.execute(request), timeout + 2)
     except TimeoutError:
         await asyncio.to_thread(deployment.kill)
         return CommandResult(exit_code=None, output="", timed_out=True)
