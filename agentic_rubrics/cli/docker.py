@@ -121,9 +121,14 @@ def _build_one(
     try:
         tree = repos.checkout(instance.repo, instance.base_commit).path
         row["image"], row["built"] = ensure_env_image(
-            name, spec, tree, repo=instance.repo, version=instance.version,
-            commit=instance.base_commit, mirror=mirror,
-        )  # fmt: skip
+            name,
+            spec,
+            tree,
+            repo=instance.repo,
+            version=instance.version,
+            commit=instance.base_commit,
+            mirror=mirror,
+        )
     except RepoError as exc:
         row["reason"], row["detail"] = "no_repository", str(exc)[:300]
     except DockerError as exc:

@@ -28,10 +28,11 @@ import logging
 import re
 import shlex
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox.base import Where
 from agentic_rubrics.sandbox.docker_container import (
@@ -103,7 +104,7 @@ class SweRexDockerConfig(SweRexConfig):
     clean_history: bool = True
     """Replace ``<repo_dir>/.git`` by a one-commit history at HEAD (which must be the task's base
     commit when it is known) and check that no other commit, ref or object is left."""
-    network: NetworkMode = "internal"
+    network: Annotated[NetworkMode, SPEED] = "internal"
     """``internal``: a network of the container's own with no route out of this machine (docker's
     ``--internal``), the runtime reached at the container's address; ``bridge``: docker's default
     bridge (outbound NAT); ``host``: this machine's network namespace (then ``no_network`` must be
@@ -111,19 +112,20 @@ class SweRexDockerConfig(SweRexConfig):
     no_network: bool = True
     """After start-up, cut the container's network down to the one address its runtime is reached
     from, and start it without NET_RAW (docs/explorers-and-sandboxes.md)."""
-    memory_mib: int | None = Field(default=8192, ge=16)
+    memory_mib: Annotated[int | None, SPEED] = Field(default=8192, ge=16)
     """Memory of the whole container, swap included (``--memory``); past it the kernel kills a
     process of the container (reason ``oom``). ``None``: no limit."""
-    pids_limit: int | None = Field(default=2048, ge=8)
+    pids_limit: Annotated[int | None, SPEED] = Field(default=2048, ge=8)
     """Processes and threads of the whole container (``--pids-limit``). ``None``: no limit."""
-    cpus: float | None = Field(default=None, gt=0)
+    cpus: Annotated[float | None, SPEED] = Field(default=None, gt=0)
     """CPUs the container may use (``--cpus``). ``None``: no limit."""
     docker_args: list[str] = Field(default_factory=list)
     """Extra ``docker run`` arguments (e.g. ``--ulimit nofile=4096``). The network is chosen by
     ``network``, never here."""
-    runtime_port: int = Field(default=8000, gt=0, lt=65536)
+    runtime_port: Annotated[int, SPEED] = Field(default=8000, gt=0, lt=65536)
     """The port of the runtime inside the container's own network namespace (``host``: a free port
-    of this machine is taken instead)."""
+    of this machine is taken instead). Where and with what limits a container runs is not hashed
+    (like a timeout, it changes only what a runaway command gets): run folders resume under it."""
     python_standalone_dir: str | None = "/root"
     """For an image without a runtime of its own (SWE-bench's have none): SWE-ReX's derived image with
     a standalone Python and ``swerex-remote`` there (its Dockerfile downloads Python: once per image,

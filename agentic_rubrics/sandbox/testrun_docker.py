@@ -162,9 +162,14 @@ async def run_in_container(
         await _stage(deployment, stage, patch, tests, test_patch)
         prepared = time.perf_counter()
         text = script(
-            tests, python, limits, command, stage=stage, workdir=config.repo_dir,
+            tests,
+            python,
+            limits,
+            command,
+            stage=stage,
+            workdir=config.repo_dir,
             log=f"{stage}/tests.log",
-        )  # fmt: skip
+        )
         done = await _execute(deployment, text, config.repo_dir, task.env, limits.timeout_s)
         ran = time.perf_counter()
         oom = not done.timed_out and await _oom_killed(deployment)
@@ -217,9 +222,13 @@ async def _execute(
     from swerex.runtime.abstract import Command
 
     request = Command(
-        command=["bash", "-c", text], shell=False, timeout=timeout, cwd=cwd, env=env,
+        command=["bash", "-c", text],
+        shell=False,
+        timeout=timeout,
+        cwd=cwd,
+        env=env,
         merge_output_streams=True,
-    )  # fmt: skip
+    )
     try:
         response = await asyncio.wait_for(deployment.runtime.execute(request), timeout + 2)
     except TimeoutError:
