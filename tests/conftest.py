@@ -90,6 +90,8 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_sandbox_netcut": "sandbox",
     "test_sandbox_swerex": "sandbox",
     "test_sandbox_swerex_docker": "sandbox",
+    "test_docker_real": "sandbox",
+    "test_docker_offline": "sandbox",
     "test_testrun": "sandbox",
     "test_verifier_tests": "pipeline",
     "test_verifier_tests_env": "pipeline",
@@ -148,6 +150,26 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             raise pytest.UsageError(f"{item.path.name}: give it a stage in tests/conftest.py")
         item.add_marker(getattr(pytest.mark, STAGE_OF_TEST[stem]))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Under AGENTIC_RUBRICS_REQUIRE_DOCKER=1 (CI), the run fails when it leaves a container labelled
+    agentic_rubrics behind (checked once, by the process that ran or coordinated the tests)."""
+    import os
+
+    if os.environ.get("AGENTIC_RUBRICS_REQUIRE_DOCKER") != "1" or hasattr(
+        session.config, "workerinput"
+    ):
+        return
+    from agentic_rubrics.sandbox.docker_cli import LABEL, docker
+
+    left = docker(["ps", "-aq", "--filter", f"label={LABEL}"], timeout=60)
+    if left:
+        session.config.get_terminal_writer().line(
+            f"containers left behind (docker ps -aq --filter label={LABEL}): {left.split()}",
+            red=True,
+        )
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

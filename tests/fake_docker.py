@@ -1,54 +1,86 @@
 """A docker command line with no daemon behind it, for the swerex-docker tests.
 
-It answers what SWE-ReX's ``DockerDeployment`` and the sandbox call, and appends each call's arguments as
-one JSON line to ``$FAKE_DOCKER_LOG``. The "container" of ``run`` is a real ``swerex-remote`` on this
-machine (``$FAKE_DOCKER_SWEREX``), serving the published port with the token from the command, so the
-sandbox's own commands really run. ``exec`` never runs its command (the network cut must not touch this
-machine): it prints ``$FAKE_DOCKER_EXEC_STDOUT`` / ``$FAKE_DOCKER_EXEC_STDERR`` and exits with
-``$FAKE_DOCKER_EXEC_STATUS``; with ``$FAKE_DOCKER_EXEC_KILLS`` set it also kills the "container" (as a
-cut that takes the runtime's connections with it would). ``inspect`` finds the images listed in
-``$FAKE_DOCKER_IMAGES``.
+It answers what the sandbox's container deployment calls, and appends each call's arguments as one JSON
+line to ``$FAKE_DOCKER_LOG``. The "container" of ``run -d`` is a real ``swerex-remote`` on this machine
+(``$FAKE_DOCKER_SWEREX``) started in the background on the port and with the token of the command, so
+the sandbox's own commands really run; ``inspect`` gives it the address 127.0.0.1 and the network mode
+``$FAKE_DOCKER_NETWORK_MODE`` (default: the one it was started with). The network cut (``run --rm
+--network container:NAME``) never runs its command (it must not touch this machine): it prints
+``$FAKE_DOCKER_EXEC_STDOUT`` / ``$FAKE_DOCKER_EXEC_STDERR`` and exits with ``$FAKE_DOCKER_EXEC_STATUS``;
+with ``$FAKE_DOCKER_EXEC_KILLS`` set it also kills the "container" (as a cut that takes the runtime's
+connections with it would). ``image inspect`` finds the images listed in ``$FAKE_DOCKER_IMAGES``.
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import json
 import os
-import re
 import signal
+import subprocess
 import sys
 from pathlib import Path
+
+
+def _state(name: str) -> Path:
+    return Path(os.environ["FAKE_DOCKER_LOG"] + f".{name}.json")
 
 
 def main(argv: list[str]) -> int:
     with Path(os.environ["FAKE_DOCKER_LOG"]).open("a", encoding="utf-8") as log:
         log.write(json.dumps(argv) + "\n")
     command = argv[0]
-    if command == "inspect":
-        return 0 if argv[1] in os.environ.get("FAKE_DOCKER_IMAGES", "").split(",") else 1
-    if command == "build":
-        dockerfile = sys.stdin.buffer.read()
-        print("sha256:" + hashlib.sha256(dockerfile + " ".join(argv).encode()).hexdigest())
-        return 0
-    if command == "run":
-        port = argv[argv.index("-p") + 1].split(":")[0]
-        match = re.search(r"--auth-token (\S+)", argv[-1])
-        assert match, argv
+    if argv[:2] == ["image", "inspect"]:
+        if argv[-1] in os.environ.get("FAKE_DOCKER_IMAGES", "").split(","):
+            print(json.dumps({"agentic_rubrics.runtime": os.environ["FAKE_DOCKER_SWEREX"]}))
+            return 0
+        sys.stderr.write(f"Error: No such image: {argv[-1]}\n")
+        return 1
+    if command == "run" and "-d" in argv:
         name = argv[argv.index("--name") + 1]
-        Path(os.environ["FAKE_DOCKER_LOG"] + f".{name}.pid").write_text(str(os.getpid()))
+        network = argv[argv.index("--network") + 1]
+        port, token = argv[argv.index("--port") + 1], argv[argv.index("--auth-token") + 1]
         exe = os.environ["FAKE_DOCKER_SWEREX"]
-        host = ["--host", "127.0.0.1", "--port", port, "--auth-token", match.group(1)]
-        os.execv(exe, [exe, *host])
-    if command == "exec":
+        proc = subprocess.Popen(
+            [exe, "--host", "127.0.0.1", "--port", port, "--auth-token", token],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        _state(name).write_text(json.dumps({"pid": proc.pid, "network": network}))
+        print("0" * 64)
+        return 0
+    if command == "run":  # the network cut: run --rm ... --network container:NAME ...
+        target = argv[argv.index("--network") + 1].removeprefix("container:")
         if os.environ.get("FAKE_DOCKER_EXEC_KILLS"):
-            assert argv[1:4] == ["--privileged", "--user", "root"], argv
-            pid = Path(os.environ["FAKE_DOCKER_LOG"] + f".{argv[4]}.pid").read_text()
-            os.kill(int(pid), signal.SIGKILL)
+            os.kill(json.loads(_state(target).read_text())["pid"], signal.SIGKILL)
         sys.stdout.write(os.environ.get("FAKE_DOCKER_EXEC_STDOUT", ""))
         sys.stderr.write(os.environ.get("FAKE_DOCKER_EXEC_STDERR", ""))
         return int(os.environ.get("FAKE_DOCKER_EXEC_STATUS", "0"))
-    if command in ("kill", "pull", "rmi"):
+    if command == "inspect":
+        state = json.loads(_state(argv[-1]).read_text())
+        fmt = argv[argv.index("--format") + 1]
+        mode = os.environ.get("FAKE_DOCKER_NETWORK_MODE", state["network"])
+        if "HostConfig.NetworkMode" in fmt:
+            print(f"{mode} 0")  # no pid: the namespace is not looked at here
+        elif "Networks" in fmt:
+            print(json.dumps({state["network"]: {"IPAddress": "127.0.0.1"}}))
+        else:
+            print(json.dumps({"Running": True, "OOMKilled": False, "ExitCode": 0}))
+        return 0
+    if command == "rm":
+        path = _state(argv[-1])
+        if path.exists():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(json.loads(path.read_text())["pid"], signal.SIGKILL)
+            path.unlink()
+        return 0
+    if command in ("ps", "kill", "pull", "rmi", "logs") or argv[:2] in (
+        ["network", "create"],
+        ["network", "rm"],
+        ["network", "ls"],
+        ["image", "ls"],
+    ):
         return 0
     sys.stderr.write(f"fake docker: unknown command {command}\n")
     return 125

@@ -114,6 +114,8 @@ def test_every_option_in_the_readme_exists() -> None:
         "schema",
         "serve-reward",
         "view",
+        "build-env",
+        "clean-containers",
     ):
         result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "400"})
         helps += result.output

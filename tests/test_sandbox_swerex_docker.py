@@ -1,11 +1,11 @@
 """swerex-docker on SWE-bench's instance images, with no docker daemon here.
 
-The configuration, SWE-ReX's deployment config and the commands are asserted exactly. The end-to-end
-tests start SWE-ReX's real ``DockerDeployment`` against ``tests/fake_docker.py`` (a docker command line
-that records its calls and runs the "container" as a real ``swerex-remote`` here), so the ``docker``
-argv is the one SWE-ReX really builds, and the history, conda and bash steps really run, on a
+The configuration, the container's ``docker run`` and the commands are asserted exactly. The
+end-to-end tests start the sandbox's real container deployment against ``tests/fake_docker.py`` (a
+docker command line that records its calls and runs the "container" as a real ``swerex-remote`` here),
+so the ``docker`` argv is the one really built, and the history, conda and bash steps really run, on a
 repository laid out as SWE-bench's setup script leaves it. The network cut itself is tested in a real
-network namespace (test_sandbox_netcut.py).
+network namespace (test_sandbox_netcut.py) and in real containers (test_docker_real.py).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from pydantic import ValidationError
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox import netcut, open_sandbox
+from agentic_rubrics.sandbox.docker_cli import label_args
+from agentic_rubrics.sandbox.docker_container import ContainerDeployment, free_port
 from agentic_rubrics.sandbox.swerex_docker import (
     NETCUT_SOURCE,
     SweRexDockerConfig,
@@ -141,19 +143,35 @@ def start(config: SweRexDockerConfig, base_commit: str, commands: list[str]) -> 
     return asyncio.run(go())
 
 
-def run_call(calls: list[list[str]]) -> tuple[str, str, str, str]:
-    """(port, container name, image id, token) of the one ``docker run`` call."""
-    (run,) = [c for c in calls if c[0] == "run"]
-    port, name, image_id = run[3].split(":")[0], run[run.index("--name") + 1], run[-4]
-    token = run[-1].rsplit(" ", 1)[1]
+SWEEP = (["ps"], ["network", "ls"], ["image", "ls"])
+
+
+def docker_calls(calls: list[list[str]]) -> list[list[str]]:
+    """The calls but the once-per-process sweep of what earlier runs left, and the polls of the
+    container's state while its runtime starts (as many as it takes)."""
+    polls = ["inspect", "--format", "{{json .State}}"]
+    return [c for c in calls if not any(c[: len(s)] == s for s in (*SWEEP, polls))]
+
+
+def run_call(calls: list[list[str]]) -> tuple[str, str, str]:
+    """(port, container name, token) of the one ``docker run -d`` call."""
+    (run,) = [c for c in calls if c[:2] == ["run", "-d"]]
+    port, name, token = run[run.index("--port") + 1], run[4], run[-1]
     assert re.fullmatch(r"\d+", port)
-    assert re.fullmatch(r"swebenchsweb\.eval\.x86_64\.demo_1776_pkg-7latest-[0-9a-f-]{36}", name)
-    assert re.fullmatch(r"sha256:[0-9a-f]{64}", image_id)
-    assert re.fullmatch(r"[0-9a-f-]{36}", token)
-    return port, name, image_id, token
+    assert re.fullmatch(r"agentic-rubrics-demo__pkg-7-[0-9a-f]{8}", name)
+    assert re.fullmatch(r"[0-9a-f]{32}", token)
+    return port, name, token
 
 
-def test_deployment_config_for_a_swebench_instance() -> None:
+def config(image_repo: ImageRepo, conda_root: Path, **fields: Any) -> SweRexDockerConfig:
+    """The sandbox on the fake's "image" (a free port: tests run side by side)."""
+    return SweRexDockerConfig(
+        repo_dir=str(image_repo.path), conda_root=str(conda_root), runtime_port=free_port(),
+        **fields,
+    )  # fmt: skip
+
+
+def test_container_of_a_swebench_instance() -> None:
     config = SweRexDockerConfig()
     assert config.image_name("django__django-11099") == (
         "swebench/sweb.eval.x86_64.django_1776_django-11099:latest"
@@ -163,32 +181,32 @@ def test_deployment_config_for_a_swebench_instance() -> None:
         assert (
             config.image_name(iid) == harness_key
         )  # swebench.harness.test_spec.instance_image_key
-    assert config.deployment_config("django__django-11099").model_dump() == {
-        "image": "swebench/sweb.eval.x86_64.django_1776_django-11099:latest",
-        "port": None,
-        "docker_args": ["--cap-drop", "NET_RAW"],
-        "startup_timeout": 180.0,
-        "pull": "missing",
-        "remove_images": False,
-        "python_standalone_dir": "/root",
-        "platform": None,
-        "remove_container": True,
-        "container_runtime": "docker",
-        "type": "docker",
-    }
-    open_net = SweRexDockerConfig(no_network=False, docker_args=["--memory=10g"])
-    assert open_net.deployment_config("a__b-1").docker_args == ["--memory=10g"]
+    deployment = config.deployment("django__django-11099")
+    assert isinstance(deployment, ContainerDeployment)
+    assert deployment.spec.network == "internal" and deployment.spec.pull == "missing"
+    deployment.network = "net"
+    name = deployment.container_name
+    assert re.fullmatch(r"agentic-rubrics-django__django-11099-[0-9a-f]{8}", name)
+    assert deployment.run_argv("img", "/r/swerex-remote", "0.0.0.0", 8000, "tok") == [
+        "run", "-d", "--init", "--name", name, *label_args(), "--network", "net",
+        "--cap-drop", "NET_RAW", "--memory", "8192m", "--memory-swap", "8192m",
+        "--pids-limit", "2048", "img", "/r/swerex-remote", "--host", "0.0.0.0", "--port", "8000",
+        "--auth-token", "tok",
+    ]  # fmt: skip
+    host = SweRexDockerConfig(network="host", no_network=False, memory_mib=None, cpus=1.5)
+    argv = host.deployment("a__b-1").run_argv("img", "rex", "127.0.0.1", 5, "t")
+    assert argv[argv.index("--network") + 1] == "host" and "--memory" not in argv
+    assert argv[argv.index("--cpus") + 1] == "1.5"
     assert config.environment_argv() == [
         "bash", "-c", "source /opt/miniconda3/bin/activate && conda activate testbed && env -0",
     ]  # fmt: skip
     assert SweRexDockerConfig(conda_env=None).environment_argv() == ["bash", "-c", "env -0"]
-    assert config.network_cut_argv("box") == [
-        "docker", "exec", "--privileged", "--user", "root", "box",
-        "/root/python3.11/bin/python3", "-c", NETCUT_SOURCE,
+    assert config.network_cut_argv("box", "img", "/usr/bin/python3") == [
+        "docker", "run", "--rm", *label_args(), "--network", "container:box",
+        "--cap-add", "NET_ADMIN", "--user", "root", "--entrypoint", "/usr/bin/python3", "img",
+        "-c", NETCUT_SOURCE,
     ]  # fmt: skip
     assert Path(netcut.__file__).read_text(encoding="utf-8") == NETCUT_SOURCE
-    no_build = SweRexDockerConfig(python_standalone_dir=None)
-    assert no_build.network_cut_argv("box")[6] == "python3"
     clean, check = config.history_argvs("abc")
     assert clean[:2] == check[:2] == ["bash", "-c"]
     assert clean[3:] == ["clean-history", "/testbed", "abc"]
@@ -198,9 +216,12 @@ def test_deployment_config_for_a_swebench_instance() -> None:
 @pytest.mark.parametrize(
     ("fields", "message"),
     [
-        ({"docker_args": ["--network", "none"]}, "--network none leaves SWE-ReX's published port"),
-        ({"docker_args": ["--net=host"]}, "--network host leaves"),
-        ({"docker_args": ["--network=container:x"]}, "--network container:x leaves"),
+        ({"docker_args": ["--network", "none"]}, "--network none: the network is chosen by"),
+        ({"docker_args": ["--net=host"]}, "--network host: the network is chosen by"),
+        ({"docker_args": ["--network=container:x"]}, "--network container:x: the network is"),
+        ({"network": "host"}, "the network cut (no_network: true) would cut this machine's own"),
+        ({"network": "none"}, "Input should be 'internal', 'bridge' or 'host'"),
+        ({"memory_mib": 8}, "greater than or equal to 16"),
         ({"docker_args": ["--privileged"]}, "would let commands restore the network"),
         ({"docker_args": ["--cap-add=NET_ADMIN"]}, "would let commands restore the network"),
         ({"docker_args": ["--cap-add", "net_raw"]}, "would let commands restore the network"),
@@ -208,7 +229,7 @@ def test_deployment_config_for_a_swebench_instance() -> None:
         ({"repo_dir": "testbed"}, "must be an absolute folder"),
         ({"repo_dir": "/"}, "must be an absolute folder"),
         ({"conda_env": "testbed; curl x"}, "is not a conda environment name"),
-        ({"network": "none"}, "Extra inputs are not permitted"),
+        ({"networks": "none"}, "Extra inputs are not permitted"),
     ],
 )
 def test_config_refuses(fields: dict[str, Any], message: str) -> None:
@@ -216,9 +237,10 @@ def test_config_refuses(fields: dict[str, Any], message: str) -> None:
         SweRexDockerConfig(**fields)
 
 
-def test_config_accepts_what_keeps_the_port() -> None:
-    SweRexDockerConfig(docker_args=["--network", "mynet", "--pids-limit=1024"])
+def test_config_accepts_what_keeps_the_network_its_own() -> None:
+    SweRexDockerConfig(docker_args=["--ulimit", "nofile=4096"], network="bridge")
     SweRexDockerConfig(no_network=False, docker_args=["--privileged"])
+    SweRexDockerConfig(no_network=False, network="host")
 
 
 def test_history_scripts_on_a_swebench_style_clone(image_repo: ImageRepo) -> None:
@@ -256,7 +278,6 @@ def test_history_scripts_on_a_swebench_style_clone(image_repo: ImageRepo) -> Non
 def test_swebench_instance_end_to_end(
     image_repo: ImageRepo, conda_root: Path, fake_docker: Callable[[], list[list[str]]]
 ) -> None:
-    config = SweRexDockerConfig(repo_dir=str(image_repo.path), conda_root=str(conda_root))
     commands = [
         "git log --all --reflog --format=%H",
         f"git cat-file -e {image_repo.fix}",
@@ -265,7 +286,7 @@ def test_swebench_instance_end_to_end(
         "[[ $BASH ]] && echo bash",
         "pwd",
     ]
-    out = start(config, image_repo.base, commands)
+    out = start(config(image_repo, conda_root), image_repo.base, commands)
     assert out["git log --all --reflog --format=%H"].output.strip() == image_repo.base
     assert out[f"git cat-file -e {image_repo.fix}"].exit_code != 0
     assert out["git tag"].output == ""
@@ -273,44 +294,75 @@ def test_swebench_instance_end_to_end(
     assert out["[[ $BASH ]] && echo bash"].output == "bash\n"
     assert out["pwd"].output == f"{image_repo.path}\n"
     assert out["pkg.py"] == "def f():\n    return 2\n"
-    calls = fake_docker()
-    port, name, image_id, token = run_call(calls)
+    calls = docker_calls(fake_docker())
+    port, name, token = run_call(calls)
+    rex = os.environ["FAKE_DOCKER_SWEREX"]
     assert calls == [
-        ["inspect", IMAGE],
-        ["build", "-q", "--build-arg", f"BASE_IMAGE={IMAGE}", "-"],
+        ["image", "inspect", "--format", "{{json .Config.Labels}}", IMAGE],
+        ["network", "create", "--internal", *label_args(), name],
         [
-            "run", "--rm", "-p", f"{port}:8000", "--cap-drop", "NET_RAW", "--name", name, image_id,
-            "/bin/sh", "-c", f"/root/python3.11/bin/swerex-remote --auth-token {token}",
+            "run", "-d", "--init", "--name", name, *label_args(), "--network", name,
+            "--cap-drop", "NET_RAW", "--memory", "8192m", "--memory-swap", "8192m",
+            "--pids-limit", "2048", IMAGE, rex, "--host", "0.0.0.0", "--port", port,
+            "--auth-token", token,
         ],
+        ["inspect", "--format", "{{json .NetworkSettings.Networks}}", name],
+        ["inspect", "--format", "{{.HostConfig.NetworkMode}} {{.State.Pid}}", name],
         [
-            "exec", "--privileged", "--user", "root", name,
-            "/root/python3.11/bin/python3", "-c", NETCUT_SOURCE,
+            "run", "--rm", *label_args(), "--network", f"container:{name}", "--cap-add",
+            "NET_ADMIN", "--user", "root", "--entrypoint", "python3", IMAGE, "-c", NETCUT_SOURCE,
         ],
-        ["kill", name],
+        ["rm", "-f", "-v", name],
+        ["network", "rm", name],
     ]  # fmt: skip
 
 
 def test_with_the_network_left_on(
     image_repo: ImageRepo, conda_root: Path, fake_docker: Callable[[], list[list[str]]]
 ) -> None:
-    config = SweRexDockerConfig(
-        repo_dir=str(image_repo.path), conda_root=str(conda_root), no_network=False
-    )
-    start(config, image_repo.base, [])
-    calls = fake_docker()
-    port, name, _, _ = run_call(calls)
-    assert [c[0] for c in calls] == ["inspect", "build", "run", "kill"]
-    assert calls[2][1:6] == ["--rm", "-p", f"{port}:8000", "--name", name]
+    start(config(image_repo, conda_root, no_network=False), image_repo.base, [])
+    calls = docker_calls(fake_docker())
+    run_call(calls)
+    assert [c[0] for c in calls] == ["image", "network", "run", "inspect", "rm", "network"]
+
+
+def test_host_networking_has_no_network_of_its_own(
+    image_repo: ImageRepo, conda_root: Path, fake_docker: Callable[[], list[list[str]]]
+) -> None:
+    cfg = config(image_repo, conda_root, no_network=False, network="host")
+    out = start(cfg, image_repo.base, ["pwd"])
+    assert out["pwd"].output == f"{image_repo.path}\n"
+    calls = docker_calls(fake_docker())
+    port, _, _ = run_call(calls)
+    (run,) = [c for c in calls if c[:2] == ["run", "-d"]]
+    assert run[run.index("--host") + 1] == "127.0.0.1" and int(port) != cfg.runtime_port
+    assert [c[0] for c in calls] == ["image", "run", "rm"]
+
+
+def test_the_cut_is_refused_in_this_machines_namespace(
+    image_repo: ImageRepo,
+    conda_root: Path,
+    fake_docker: Callable[[], list[list[str]]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A container that reports host networking (however it came to be started so) never gets the
+    cut: refused before anything runs in it."""
+    monkeypatch.setenv("FAKE_DOCKER_NETWORK_MODE", "host")
+    with pytest.raises(SandboxError, match=r"refusing to cut the network of .*'host'") as info:
+        start(config(image_repo, conda_root), image_repo.base, ["true"])
+    assert getattr(info.value, "reason", None) == "network_refused"
+    calls = docker_calls(fake_docker())
+    assert not [c for c in calls if c[:2] == ["run", "--rm"]]  # the cut never started
+    assert calls[-2][:3] == ["rm", "-f", "-v"]
 
 
 def test_a_wrong_base_commit_stops_the_container(
     image_repo: ImageRepo, conda_root: Path, fake_docker: Callable[[], list[list[str]]]
 ) -> None:
-    config = SweRexDockerConfig(repo_dir=str(image_repo.path), conda_root=str(conda_root))
     with pytest.raises(SandboxError, match=f"not the task's base commit {image_repo.fix}"):
-        start(config, image_repo.fix, ["true"])
-    _, name, _, _ = run_call(fake_docker())
-    assert fake_docker()[-1] == ["kill", name]
+        start(config(image_repo, conda_root), image_repo.fix, ["true"])
+    _, name, _ = run_call(fake_docker())
+    assert fake_docker()[-2:] == [["rm", "-f", "-v", name], ["network", "rm", name]]
 
 
 def test_a_failed_network_cut_stops_before_anything_else(
@@ -322,12 +374,14 @@ def test_a_failed_network_cut_stops_before_anything_else(
     monkeypatch.setenv("FAKE_DOCKER_EXEC_STATUS", "1")
     monkeypatch.setenv("FAKE_DOCKER_EXEC_STDOUT", "")
     monkeypatch.setenv("FAKE_DOCKER_EXEC_STDERR", "network cut failed: no IPv4 default route\n")
-    config = SweRexDockerConfig(repo_dir=str(image_repo.path), conda_root=str(conda_root))
     with pytest.raises(
-        SandboxError, match="cannot cut the container's network: network cut failed"
+        SandboxError, match=r"cannot cut the container's network: the network cut failed .* no IPv4"
     ):
-        start(config, image_repo.base, ["true"])
-    assert [c[0] for c in fake_docker()] == ["inspect", "build", "run", "exec", "kill"]
+        start(config(image_repo, conda_root), image_repo.base, ["true"])
+    calls = docker_calls(fake_docker())
+    assert [c[0] for c in calls] == [
+        "image", "network", "run", "inspect", "inspect", "run", "rm", "network",
+    ]  # fmt: skip
     assert git(image_repo.path, "tag") == "v9.0"  # the history step never ran
 
 
@@ -338,21 +392,25 @@ def test_a_runtime_lost_by_the_cut_is_an_error(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv("FAKE_DOCKER_EXEC_KILLS", "1")
-    config = SweRexDockerConfig(repo_dir=str(image_repo.path), conda_root=str(conda_root))
     with pytest.raises(SandboxError, match=r"does not answer once the network is cut to \['172"):
-        start(config, image_repo.base, ["true"])
-    # SWE-ReX's own stop gives up when its runtime does not answer: the sandbox kills the container
-    _, name, _, _ = run_call(fake_docker())
-    assert [c[0] for c in fake_docker()] == ["inspect", "build", "run", "exec", "kill"]
-    assert fake_docker()[-1] == ["kill", name]
+        start(config(image_repo, conda_root), image_repo.base, ["true"])
+    _, name, _ = run_call(fake_docker())
+    assert fake_docker()[-2] == ["rm", "-f", "-v", name]
 
 
 def test_a_missing_conda_environment(
     image_repo: ImageRepo, conda_root: Path, fake_docker: Callable[[], list[list[str]]]
 ) -> None:
-    config = SweRexDockerConfig(
-        repo_dir=str(image_repo.path), conda_root=str(conda_root), conda_env="py27"
-    )
+    cfg = config(image_repo, conda_root, conda_env="py27")
     with pytest.raises(SandboxError, match=r"reading the environment failed .*NotFound: py27"):
-        start(config, image_repo.base, ["true"])
-    assert fake_docker()[-1][0] == "kill"
+        start(cfg, image_repo.base, ["true"])
+    assert fake_docker()[-2][0] == "rm"
+
+
+def test_an_image_that_is_not_here_is_not_pulled_with_pull_never(
+    image_repo: ImageRepo, conda_root: Path, fake_docker: Callable[[], list[list[str]]]
+) -> None:
+    cfg = config(image_repo, conda_root, image="nowhere/{swebench_id}", pull="never")
+    with pytest.raises(SandboxError, match="image nowhere/demo_1776_pkg-7 is not on this machine"):
+        start(cfg, image_repo.base, ["true"])
+    assert [c[0] for c in docker_calls(fake_docker())] == ["image", "rm"]  # nothing started

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentic_rubrics.cli.docker import build_env as _build_env
+from agentic_rubrics.cli.docker import clean_containers as _clean_containers
 from agentic_rubrics.cli.envcheck import env_check as _env_check
 from agentic_rubrics.cli.exit import failed as _failed
 from agentic_rubrics.cli.exit import finish as _finish
@@ -363,6 +365,8 @@ app.command("serve-reward")(_serve_reward)
 app.command("export-sft")(_export_sft)
 app.command("view")(_view)
 app.command("env-check")(_env_check)
+app.command("build-env")(_build_env)
+app.command("clean-containers")(_clean_containers)
 
 
 def main() -> None:

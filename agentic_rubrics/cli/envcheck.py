@@ -48,7 +48,9 @@ def _swerex(text: str | None) -> Any:
     return config
 
 
-def _pick(all_instances: list[TestedInstance], ids: str | None, limit: int | None) -> list[Any]:
+def pick_instances(
+    all_instances: list[TestedInstance], ids: str | None, limit: int | None
+) -> list[Any]:
     from agentic_rubrics.exceptions import ConfigError
 
     chosen = all_instances
@@ -113,7 +115,7 @@ def env_check(
     from agentic_rubrics.exceptions import AgenticRubricsError
 
     try:
-        chosen = _pick(load_tested_instances(dataset), instances, limit)
+        chosen = pick_instances(load_tested_instances(dataset), instances, limit)
         deployment = _swerex(swerex)
         site = _site(test_python, _specs(env_spec), env_cache, repo_cache, deployment, timeout)
         # SWE-bench's images hold the repository: nothing to fetch for them

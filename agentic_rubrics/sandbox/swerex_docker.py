@@ -1,52 +1,74 @@
-"""The ``swerex-docker`` sandbox on SWE-bench's instance images: its configuration, the deployment SWE-ReX
-starts, and what is done before the agent's first command.
+"""The ``swerex-docker`` sandbox: a container per task from SWE-bench's instance image, or from an image
+built here in SWE-bench's layout (:mod:`~agentic_rubrics.sandbox.docker_images`), SWE-ReX's runtime in
+it, and what is done before the agent's first command.
 
-SWE-ReX's ``DockerDeployment`` runs (with the defaults)::
+The container is started by :class:`~agentic_rubrics.sandbox.docker_container.ContainerDeployment`
+(labelled ``agentic_rubrics=1``, removed when the task ends or the run is interrupted, limited by
+``memory_mib``, ``pids_limit`` and ``cpus``), on a network of its own made ``--internal`` by default.
+Once its runtime answers, :func:`prepare_container`, in order:
 
-    docker build -q --build-arg BASE_IMAGE=swebench/sweb.eval.x86_64.<id>:latest -   # once per image
-    docker run --rm -p PORT:8000 --cap-drop NET_RAW --name NAME IMAGE_ID \\
-        /bin/sh -c '/root/python3.11/bin/swerex-remote --auth-token TOKEN'
-
-the build adding a standalone Python with ``swerex-remote`` (SWE-bench's images have neither). Once its
-runtime answers, :func:`prepare_container`, in order:
-
-1. ``no_network``: ``docker exec --privileged --user root NAME PYTHON -c <netcut.py>`` deletes every
-   route but a host route to the bridge's gateway (see :mod:`~agentic_rubrics.sandbox.netcut`), then
-   checks the runtime still answers;
+1. ``no_network``: refused when the container shares this machine's network namespace (``network:
+   host``); else ``docker run --rm --network container:NAME --cap-add NET_ADMIN IMAGE PYTHON -c
+   <netcut.py>`` (in the container's network namespace; ``docker exec --privileged`` needs every
+   capability, which a machine may not grant) deletes every route but a host route to the gateway (:mod:`~agentic_rubrics.sandbox.netcut`: this machine's
+   address, where the runtime's connections come from), then checks the runtime still answers;
 2. ``clean_history``: replaces ``/testbed/.git`` by a one-commit history at HEAD, which must be the task's
-   base commit when it is known (SWE-bench's images keep the clone's later commits: tags, reflog, packed
-   objects, the fix among them), then checks no other commit, ref or object is left;
+   base commit when it is known (:mod:`~agentic_rubrics.sandbox.docker_history`), then checks no other
+   commit, ref or object is left;
 3. ``conda_env``: runs the harness's ``source /opt/miniconda3/bin/activate && conda activate testbed``
-   once in bash and gives every command the resulting environment.
+   once in bash and gives every command the resulting environment (images built here have no conda:
+   ``conda_env: null``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import re
 import shlex
-import subprocess
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox.base import Where
+from agentic_rubrics.sandbox.docker_container import (
+    ContainerDeployment,
+    ContainerSpec,
+    NetworkMode,
+    refuse_host_namespace,
+)
+from agentic_rubrics.sandbox.docker_history import (
+    CHECK_HISTORY,
+    CLEAN_HISTORY,
+    history_problems,
+    parse_environment,
+)
 from agentic_rubrics.sandbox.swerex import SweRexConfig, quiet_swerex, swebench_image_id
 
 log = logging.getLogger(__name__)
+__all__ = [
+    "CHECK_HISTORY",
+    "CLEAN_HISTORY",
+    "LOCAL_IMAGE",
+    "SWEBENCH_IMAGE",
+    "SweRexDockerConfig",
+    "history_problems",
+    "parse_environment",
+    "prepare_container",
+    "stop_container",
+]
 
 SWEBENCH_IMAGE = "swebench/sweb.eval.x86_64.{swebench_id}:latest"
+LOCAL_IMAGE = "agentic-rubrics/sweb.eval.x86_64.{swebench_id}:latest"
+"""The images ``agentic-rubrics build-env`` makes, named as SWE-bench names its own."""
 NETCUT_SOURCE = (Path(__file__).parent / "netcut.py").read_text(encoding="utf-8")
 # added to every command's environment (no pager waits for a terminal, no stray bytecode)
 COMMAND_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "PYTHONDONTWRITEBYTECODE": "1"}
 _CONDA_ENV = re.compile(r"[A-Za-z0-9_.-]+")
-# network modes where SWE-ReX's published port cannot reach the runtime
-_NO_PORTS = ("none", "host")
 _NET_CAPS = {"NET_ADMIN", "NET_RAW", "ALL", "CAP_NET_ADMIN", "CAP_NET_RAW", "CAP_ALL"}
 
 
@@ -63,7 +85,7 @@ def _options(args: list[str], names: tuple[str, ...]) -> list[str]:
 
 
 class SweRexDockerConfig(SweRexConfig):
-    """A container per task from SWE-bench's instance image, the repository at ``/testbed``."""
+    """A container per task from an instance image, the repository at ``/testbed``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     needs_repo: ClassVar[bool] = False
@@ -71,7 +93,7 @@ class SweRexDockerConfig(SweRexConfig):
     """Discriminator."""
     image: str = SWEBENCH_IMAGE
     """Image name; ``{instance_id}`` and ``{swebench_id}`` (SWE-bench's spelling of the id: ``__``
-    becomes ``_1776_``, lower case) are replaced."""
+    becomes ``_1776_``, lower case) are replaced. Images built here: ``LOCAL_IMAGE``."""
     repo_dir: str = "/testbed"
     """Where the repository is inside the image (an absolute path); commands run there."""
     conda_env: str | None = "testbed"
@@ -82,17 +104,33 @@ class SweRexDockerConfig(SweRexConfig):
     clean_history: bool = True
     """Replace ``<repo_dir>/.git`` by a one-commit history at HEAD (which must be the task's base
     commit when it is known) and check that no other commit, ref or object is left."""
+    network: Annotated[NetworkMode, SPEED] = "internal"
+    """``internal``: a network of the container's own with no route out of this machine (docker's
+    ``--internal``), the runtime reached at the container's address; ``bridge``: docker's default
+    bridge (outbound NAT); ``host``: this machine's network namespace (then ``no_network`` must be
+    false: the cut would cut this machine's network)."""
     no_network: bool = True
     """After start-up, cut the container's network down to the one address its runtime is reached
     from, and start it without NET_RAW (docs/explorers-and-sandboxes.md)."""
+    memory_mib: Annotated[int | None, SPEED] = Field(default=8192, ge=16)
+    """Memory of the whole container, swap included (``--memory``); past it the kernel kills a
+    process of the container (reason ``oom``). ``None``: no limit."""
+    pids_limit: Annotated[int | None, SPEED] = Field(default=2048, ge=8)
+    """Processes and threads of the whole container (``--pids-limit``). ``None``: no limit."""
+    cpus: Annotated[float | None, SPEED] = Field(default=None, gt=0)
+    """CPUs the container may use (``--cpus``). ``None``: no limit."""
     docker_args: list[str] = Field(default_factory=list)
-    """Extra ``docker run`` arguments (e.g. ``--memory=10g``, ``--pids-limit=1024``). SWE-ReX reaches
-    its runtime through a published port, so ``--network none``/``host``/``container:...`` cannot
-    work: use ``no_network``."""
+    """Extra ``docker run`` arguments (e.g. ``--ulimit nofile=4096``). The network is chosen by
+    ``network``, never here."""
+    runtime_port: Annotated[int, SPEED] = Field(default=8000, gt=0, lt=65536)
+    """The port of the runtime inside the container's own network namespace (``host``: a free port
+    of this machine is taken instead). Where and with what limits a container runs is not hashed
+    (like a timeout, it changes only what a runaway command gets): run folders resume under it."""
     python_standalone_dir: str | None = "/root"
-    """SWE-ReX builds a derived image with a standalone Python and ``swerex-remote`` there (the build
-    needs the network, once per image); ``None``: the container installs swe-rex with pip when it
-    starts (it needs the network then)."""
+    """For an image without a runtime of its own (SWE-bench's have none): SWE-ReX's derived image with
+    a standalone Python and ``swerex-remote`` there (its Dockerfile downloads Python: once per image,
+    on a machine with the internet). ``None``: ``swerex-remote`` from the image's PATH. Images built
+    here carry their runtime (label ``agentic_rubrics.runtime``) and ignore it."""
     pull: Literal["never", "always", "missing"] = "missing"
     """When to pull the image."""
     startup_timeout: float = Field(default=180.0, gt=0)
@@ -124,14 +162,17 @@ class SweRexDockerConfig(SweRexConfig):
         return value
 
     @model_validator(mode="after")
-    def _ports_and_isolation(self) -> SweRexDockerConfig:
-        networks = _options(self.docker_args, ("--network", "--net"))
-        for network in networks:
-            if network in _NO_PORTS or network.startswith("container:"):
-                raise ValueError(
-                    f"docker_args: --network {network} leaves SWE-ReX's published port unreachable;"
-                    " use no_network: true (the network is cut after start-up)"
-                )
+    def _network_and_isolation(self) -> SweRexDockerConfig:
+        for network in _options(self.docker_args, ("--network", "--net")):
+            raise ValueError(
+                f"docker_args: --network {network}: the network is chosen by network: internal,"
+                " bridge or host"
+            )
+        if self.no_network and self.network == "host":
+            raise ValueError(
+                "network: host shares this machine's network namespace: the network cut"
+                " (no_network: true) would cut this machine's own network; use network: internal"
+            )
         if self.no_network:
             caps = {c.upper() for c in _options(self.docker_args, ("--cap-add",))}
             if "--privileged" in self.docker_args or caps & _NET_CAPS:
@@ -147,23 +188,26 @@ class SweRexDockerConfig(SweRexConfig):
             instance_id=instance_id, swebench_id=swebench_image_id(instance_id)
         )
 
-    def deployment_config(self, instance_id: str) -> Any:
-        """SWE-ReX's ``DockerDeploymentConfig`` for one task."""
-        from swerex.deployment.config import DockerDeploymentConfig
-
-        isolation = ["--cap-drop", "NET_RAW"] if self.no_network else []
-        return DockerDeploymentConfig(
-            image=self.image_name(instance_id),
-            docker_args=[*isolation, *self.docker_args],
-            python_standalone_dir=self.python_standalone_dir,
-            pull=self.pull,
+    def container_spec(self, instance_id: str, image: str | None = None) -> ContainerSpec:
+        """How one task's container is started (``image``: another image than the task's)."""
+        return ContainerSpec(
+            image=image or self.image_name(instance_id),
+            network=self.network,
+            memory_mib=self.memory_mib,
+            pids_limit=self.pids_limit,
+            cpus=self.cpus,
+            docker_args=tuple(self.docker_args),
+            runtime_port=self.runtime_port,
             startup_timeout=self.startup_timeout,
+            pull=self.pull,
+            python_standalone_dir=self.python_standalone_dir,
+            name_hint=instance_id,
         )
 
-    def deployment(self, instance_id: str) -> Any:
-        """SWE-ReX's docker deployment of this task's image."""
+    def deployment(self, instance_id: str) -> ContainerDeployment:
+        """The container of this task's image (not started)."""
         quiet_swerex()
-        return self.deployment_config(instance_id).get_deployment()
+        return ContainerDeployment(self.container_spec(instance_id))
 
     def workdir(self, instance_id: str) -> str:
         """``repo_dir``: the same in every image."""
@@ -185,22 +229,26 @@ class SweRexDockerConfig(SweRexConfig):
         """:func:`stop_container`."""
         await stop_container(deployment)
 
-    def runtime_python(self) -> str:
-        """A Python every container of this configuration has (the standalone one when built)."""
-        if self.python_standalone_dir:
-            return f"{self.python_standalone_dir}/python3.11/bin/python3"
-        return "python3"
+    def network_cut_argv(self, container_name: str, image: str, python: str) -> list[str]:
+        """The command, run on this machine, that cuts a started container's network: a container
+        of the same image in that container's network namespace, with NET_ADMIN for this one
+        process (the task's own processes have neither NET_ADMIN nor NET_RAW)."""
+        from agentic_rubrics.sandbox.docker_cli import label_args
 
-    def network_cut_argv(self, container_name: str) -> list[str]:
-        """The command, run on this machine, that cuts a started container's network."""
         return [
             "docker",
-            "exec",
-            "--privileged",
+            "run",
+            "--rm",
+            *label_args(),
+            "--network",
+            f"container:{container_name}",
+            "--cap-add",
+            "NET_ADMIN",
             "--user",
             "root",
-            container_name,
-            self.runtime_python(),
+            "--entrypoint",
+            python,
+            image,
             "-c",
             NETCUT_SOURCE,
         ]
@@ -221,72 +269,6 @@ class SweRexDockerConfig(SweRexConfig):
         )
 
 
-_GIT = "g() { git -c safe.directory='*' -c gc.auto=0 -c maintenance.auto=false \"$@\"; }\n"
-
-CLEAN_HISTORY = (
-    'set -euo pipefail\ncd -- "$1"\nbase=$2\n'
-    + _GIT
-    + r"""
-if [ ! -e .git ]; then echo "no-git"; exit 0; fi
-head=$(g rev-parse --verify --quiet 'HEAD^{commit}') || { echo "$PWD/.git has no HEAD commit" >&2; exit 3; }
-if [ -n "$base" ] && [ "$head" != "$base" ]; then
-  echo "HEAD is $head, not the task's base commit $base" >&2; exit 4
-fi
-branch=$(g symbolic-ref --quiet HEAD || true)
-new=$(mktemp -d)
-trap 'rm -rf -- "$new"' EXIT
-g init -q "$new"
-g -C "$new" fetch -q --no-tags --depth 1 "file://$PWD" HEAD
-[ "$(g -C "$new" rev-parse --verify 'FETCH_HEAD^{commit}')" = "$head" ] || { echo "fetched another commit" >&2; exit 5; }
-if [ -n "$branch" ]; then g -C "$new" symbolic-ref HEAD "$branch"; g -C "$new" update-ref HEAD "$head"
-else g -C "$new" update-ref --no-deref HEAD "$head"; fi
-rm -rf -- "$new/.git/FETCH_HEAD" "$new/.git/logs" .git
-mv -- "$new/.git" .git
-g read-tree HEAD
-g update-index -q --refresh >/dev/null || true
-echo "history $head"
-"""
-)
-
-CHECK_HISTORY = (
-    'set -euo pipefail\ncd -- "$1"\nbase=$2\n'
-    + _GIT
-    + r"""
-if [ ! -e .git ]; then echo "no-git"; exit 0; fi
-head=$(g rev-parse --verify 'HEAD^{commit}')
-commits=$(g rev-list --count HEAD)
-all_commits=$(g rev-list --count --all --reflog HEAD)
-other_refs=$(g for-each-ref --format='%(objectname)' | { grep -cvx "$head" || true; })
-stray_objects=$(comm -23 <(g cat-file --batch-all-objects --batch-check='%(objectname)' | sort -u) \
-  <(g rev-list --objects HEAD | cut -d' ' -f1 | sort -u) | wc -l)
-echo "head=$head commits=$commits all_commits=$all_commits other_refs=$other_refs stray_objects=$stray_objects"
-"""
-)
-
-
-def history_problems(report: str, base_commit: str) -> list[str]:
-    """What the history check's line says is left (nothing: an empty list)."""
-    if report.strip() == "no-git":
-        return []
-    fields = {}
-    for item in report.split():
-        name, _, value = item.partition("=")
-        fields[name] = value
-    expected = {"commits": "1", "all_commits": "1", "other_refs": "0", "stray_objects": "0"}
-    if set(fields) != {"head", *expected}:
-        return [f"unreadable history check: {report[:200]!r}"]
-    problems = [f"{k}={fields[k]} (expected {v})" for k, v in expected.items() if fields[k] != v]
-    if base_commit and fields["head"] != base_commit:
-        problems.append(f"HEAD {fields['head']} is not the base commit {base_commit}")
-    return problems
-
-
-def parse_environment(output: str) -> dict[str, str]:
-    """``env -0``'s output as a mapping."""
-    pairs = (entry.partition("=") for entry in output.split("\0") if "=" in entry)
-    return {name: value for name, _, value in pairs if name and "\n" not in name}
-
-
 async def prepare_container(
     config: SweRexDockerConfig, deployment: Any, *, instance_id: str, base_commit: str
 ) -> tuple[dict[str, str], dict[str, Any]]:
@@ -299,7 +281,7 @@ async def prepare_container(
     """
     done: dict[str, Any] = {}
     if config.no_network:
-        done["network"] = await _cut_network(config, deployment)
+        done["network"] = await cut_network(config, deployment)
     if config.clean_history:
         clean, check = config.history_argvs(base_commit)
         await _execute(deployment, clean, "cleaning the repository's history", timeout=240)
@@ -322,47 +304,49 @@ async def prepare_container(
 
 
 async def stop_container(deployment: Any) -> None:
-    """Stop SWE-ReX's docker deployment, never raising; the container is killed by name when SWE-ReX
-    cannot stop it (it asks the runtime to close first, and gives up when the runtime is unreachable)."""
-    name = deployment.container_name
+    """Remove the container and its network, never raising (what cannot be removed now is left for
+    the next run's sweep, or ``agentic-rubrics clean-containers``)."""
     try:
-        await asyncio.wait_for(deployment.stop(), 60)
-    except Exception:
-        if name:
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-                argv = ["docker", "kill", str(name)]
-                await asyncio.to_thread(
-                    subprocess.run, argv, capture_output=True, timeout=60, check=False
-                )
+        await asyncio.wait_for(deployment.stop(), 120)
+    except Exception as exc:
+        log.warning("cannot stop %s: %s", getattr(deployment, "container_name", "?"), exc)
 
 
-async def _cut_network(config: SweRexDockerConfig, deployment: Any) -> list[str]:
-    argv = config.network_cut_argv(str(deployment.container_name))
+async def cut_network(config: SweRexDockerConfig, deployment: Any) -> list[str]:
+    """Cut a started container's network (refused in this machine's namespace); the addresses kept.
+
+    Raises:
+        SandboxError: refused (``network_refused``), or the cut failed or lost the runtime.
+    """
+    from agentic_rubrics.sandbox.docker_cli import DockerError
+
+    name = str(deployment.container_name)
+    await asyncio.to_thread(refuse_host_namespace, name)
+    argv = config.network_cut_argv(name, deployment.image, deployment.python)[1:]
     try:
-        proc = await asyncio.to_thread(
-            subprocess.run, argv, capture_output=True, text=True, timeout=120, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SandboxError(f"swerex-docker: cannot cut the container's network: {exc}") from exc
-    try:
-        if proc.returncode != 0:
-            raise ValueError(proc.stderr.strip()[-500:] or f"exit status {proc.returncode}")
-        lines = proc.stdout.strip().splitlines()
+        from agentic_rubrics.sandbox.docker_cli import docker
+
+        stdout = await asyncio.to_thread(docker, argv, timeout=120, what="the network cut")
+        lines = stdout.splitlines()
         kept = json.loads(lines[-1])["kept"] if lines else None
         if not isinstance(kept, list) or not kept:
-            raise ValueError(f"no report of what was kept: {proc.stdout.strip()[-200:]!r}")
-    except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"no report of what was kept: {stdout[-200:]!r}")
+    except DockerError as exc:
+        if exc.reason == "docker_unavailable":
+            raise
         raise SandboxError(
             f"swerex-docker: cannot cut the container's network: {exc}; no_network: false runs"
-            " with docker's network instead (docs/explorers-and-sandboxes.md)"
+            " with the network of network: internal only (docs/explorers-and-sandboxes.md)"
         ) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SandboxError(f"swerex-docker: cannot cut the container's network: {exc}") from None
     try:
         await _execute(deployment, ["true"], "reaching the runtime", timeout=60)
     except SandboxError as exc:
         raise SandboxError(
             f"swerex-docker: the runtime does not answer once the network is cut to {kept}: its"
-            f" connections come from elsewhere here ({exc}); no_network: false runs with docker's"
-            " network instead (docs/explorers-and-sandboxes.md)"
+            f" connections come from elsewhere here ({exc}); no_network: false runs with the"
+            " network of network: internal only (docs/explorers-and-sandboxes.md)"
         ) from exc
     return [str(address) for address in kept]
 

@@ -33,6 +33,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -63,6 +64,9 @@ class EnvSpec(BaseModel):
     exported without ``.git`` has no version for setuptools-scm)."""
     timeout_s: float = Field(default=900.0, gt=0)
     """Seconds the whole ``pip install`` may take."""
+    debian: Literal["bookworm", "bullseye"] = "bookworm"
+    """The Debian suite of the docker image built from this spec (``agentic-rubrics build-env``):
+    ``bookworm`` gives Python 3.11, ``bullseye`` Python 3.9. Not read by local venvs (``python``)."""
 
 
 def load_specs(path: Path) -> dict[str, EnvSpec]:
