@@ -20,82 +20,16 @@ from typing import Annotated, Any
 
 import typer
 
-from agentic_rubrics.cli.option_sets import (
-    Sets,
-    as_text,
-    both_models,
-    env_specs,
-    names,
-    off_only,
-    on_only,
-    sandbox_type,
-)
+from agentic_rubrics.cli.option_sets import Sets, as_text, names, off_only, on_only, sandbox_type
+from agentic_rubrics.cli.options_models import ModelOptions
+from agentic_rubrics.cli.options_verifiers import VerifierOptions
 
 
 @dataclass
-class RunOptions:
-    """The options shared by run, explore, judge and demo (each one declared here only)."""
+class RunOptions(ModelOptions, VerifierOptions):
+    """The options shared by run, explore, judge and demo, each declared once: the run's own here,
+    the verifiers' (:class:`VerifierOptions`) and the models' (:class:`ModelOptions`) beside."""
 
-    rubrics: Annotated[
-        Path | None,
-        typer.Option("--rubrics", help="Reuse DIR/<instance_id>/rubrics.yaml."),
-        Sets("rubrics_dir", convert=as_text),
-    ] = None
-    verifiers: Annotated[
-        str | None,
-        typer.Option(
-            "--verifiers",
-            help="Comma-separated verifiers, each an artifact written once per task and graded per"
-            " candidate: rubric (judged), tests (a test script, executed), similarity (an agent's"
-            " proxy patch; a judge rates each candidate's closeness to it, 1-5).",
-        ),
-        Sets("verifiers", convert=names),
-    ] = None
-    tests: Annotated[
-        Path | None,
-        typer.Option(
-            "--tests", help="Reuse DIR/<instance_id>/ (its test files) as the test script."
-        ),
-        Sets("tests_dir", convert=as_text),
-    ] = None
-    test_reruns: Annotated[
-        int | None,
-        typer.Option(
-            "--test-reruns",
-            min=0,
-            max=10,
-            help="Extra runs of each candidate's tests; a test whose outcome flips is excluded.",
-        ),
-        Sets("tests.reruns"),
-    ] = None
-    test_python: Annotated[
-        str | None,
-        typer.Option(
-            "--test-python",
-            help="The Python (with pytest) the tests verifier runs the tests with; default"
-            " /usr/bin/python3.",
-        ),
-        Sets("tests.python"),
-    ] = None
-    test_env_spec: Annotated[
-        Path | None,
-        typer.Option(
-            "--test-env-spec",
-            help="JSON specs by owner/name[@version] or * (env-check's --env-spec): the tests run"
-            " in a venv built once per (repository, version), cached, read-only in the sandbox.",
-        ),
-        Sets("tests.env_specs", convert=env_specs),
-    ] = None
-    test_env_cache: Annotated[
-        Path | None,
-        typer.Option("--test-env-cache", help="Where built venvs are kept."),
-        Sets("tests.env_cache", convert=as_text),
-    ] = None
-    proxies: Annotated[
-        Path | None,
-        typer.Option("--proxies", help="Reuse DIR/<instance_id>/proxy.diff as the proxy patch."),
-        Sets("proxies_dir", convert=as_text),
-    ] = None
     config: Annotated[Path | None, typer.Option("--config", help="YAML file of run settings.")] = (
         None
     )
@@ -144,69 +78,6 @@ class RunOptions:
         Sets("trajectories", convert=off_only),
     ] = True
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False
-    model: Annotated[
-        str | None,
-        typer.Option("--model", help="litellm model string for the judge and the explorer."),
-        Sets("judge.kind", "judge.model", "explorer.model", composed=True),
-    ] = None
-    judge_model: Annotated[
-        str | None,
-        typer.Option("--judge-model", help="Judge model (overrides --model)."),
-        Sets("judge.kind", "judge.model", composed=True),
-    ] = None
-    explorer_model: Annotated[
-        str | None,
-        typer.Option("--explorer-model", help="Explorer model (overrides --model)."),
-        Sets("explorer.model", composed=True),
-    ] = None
-    api_base: Annotated[
-        str | None,
-        typer.Option("--api-base", help="OpenAI-compatible server URL (vLLM, Ollama, a proxy)."),
-        Sets(*both_models("api_base"), composed=True),
-    ] = None
-    api_key: Annotated[
-        str | None,
-        typer.Option(
-            "--api-key",
-            envvar="AGENTIC_RUBRICS_API_KEY",
-            help="API key (never written anywhere).",
-            show_default=False,
-        ),
-    ] = None
-    repeats: Annotated[
-        int | None,
-        typer.Option("--repeats", help="Judge each candidate R times; majority verdict."),
-        Sets("judge.repeats"),
-    ] = None
-    items_per_call: Annotated[
-        int | None,
-        typer.Option("--items-per-call", help="Items per judge call (0: all, 1: one)."),
-        Sets("judge.items_per_call"),
-    ] = None
-    max_cost: Annotated[
-        float | None,
-        typer.Option("--max-cost", help="Stop starting model calls after this many dollars."),
-        Sets("max_cost_usd"),
-    ] = None
-    llm_concurrency: Annotated[
-        int | None,
-        typer.Option("--llm-concurrency", help="Model calls in flight at once."),
-        Sets(*both_models("concurrency"), composed=True),
-    ] = None
-    llm_processes: Annotated[
-        str | None,
-        typer.Option(
-            "--llm-processes",
-            help="auto (default): worker processes for litellm only when the calls would saturate"
-            " a core; N: always N; 0: never.",
-        ),
-        Sets(*both_models("processes"), composed=True),
-    ] = None
-    timeout: Annotated[
-        float | None,
-        typer.Option("--timeout", help="Seconds per model call."),
-        Sets(*both_models("timeout"), composed=True),
-    ] = None
     sandbox: Annotated[
         str | None,
         typer.Option(
@@ -340,9 +211,7 @@ def real_default(name: str) -> str | None:
     sets = option_settings().get(name)
     if sets is None or sets.composed:
         return None
-    value: Any = RunConfig()
-    for part in sets.paths[0].split("."):
-        value = getattr(value, part, None)
+    value: Any = RunConfig().setting(sets.paths[0])
     if value is None or isinstance(value, bool):
         return None
     if name == "selectors":
