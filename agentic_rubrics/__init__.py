@@ -32,9 +32,9 @@ _LAZY: dict[str, str] = {
     "Verdict": "agentic_rubrics.types",
     "CandidateScore": "agentic_rubrics.types",
     "Selection": "agentic_rubrics.types",
-    "Completion": "agentic_rubrics.payloads",
-    "CommandResult": "agentic_rubrics.payloads",
-    "Usage": "agentic_rubrics.payloads",
+    "Completion": "agentic_rubrics.protocols",
+    "CommandResult": "agentic_rubrics.protocols",
+    "Usage": "agentic_rubrics.protocols",
     "AXES": "agentic_rubrics.types",
     "MISSING_REASONS": "agentic_rubrics.reasons",
     "SCHEMA": "agentic_rubrics.types",
@@ -148,7 +148,6 @@ if TYPE_CHECKING:
     from agentic_rubrics.judge.judges import ChecksJudge, JudgeConfig, LLMJudge
     from agentic_rubrics.llm.door import LLM, Ledger, LLMConfig
     from agentic_rubrics.patch import parse_patch
-    from agentic_rubrics.payloads import CommandResult, Completion, Usage
     from agentic_rubrics.pipeline.config import RunConfig, load_config
     from agentic_rubrics.pipeline.runner import run, run_async, write_report
     from agentic_rubrics.pipeline.verifiers import (
@@ -158,7 +157,7 @@ if TYPE_CHECKING:
         register_verifier,
     )
     from agentic_rubrics.prompts import load_prompt
-    from agentic_rubrics.protocols import Judge, Model, Sandbox
+    from agentic_rubrics.protocols import CommandResult, Completion, Judge, Model, Sandbox, Usage
     from agentic_rubrics.rank.agreement import self_consistency_ranking
     from agentic_rubrics.rank.classifier import PatchClassifier
     from agentic_rubrics.rank.metrics import (

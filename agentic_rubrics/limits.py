@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from agentic_rubrics.exceptions import BudgetExceeded
-from agentic_rubrics.payloads import Usage
+from agentic_rubrics.protocols import Usage
 
 
 @dataclass

@@ -21,7 +21,7 @@ from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchSet
 
 from agentic_rubrics.exceptions import PatchParseError
-from agentic_rubrics.text import utf8_bytes
+from agentic_rubrics.surrogates import utf8_bytes
 
 _GLOB_CHARS = re.compile(r"[*?\[]")
 

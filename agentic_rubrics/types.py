@@ -24,7 +24,7 @@ from pydantic import (
 )
 
 from agentic_rubrics.reasons import MISSING_REASONS
-from agentic_rubrics.text import has_lone_surrogates, replace_lone_surrogates
+from agentic_rubrics.surrogates import has_lone_surrogates, replace_lone_surrogates
 
 SCHEMA: Final = "agentic-rubrics/1"
 """Version tag written into every record this library puts on disk."""

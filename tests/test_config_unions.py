@@ -25,10 +25,10 @@ from agentic_rubrics.explore import (
 from agentic_rubrics.explore.agent import AgentExplorer, IssueOnlyExplorer
 from agentic_rubrics.explore.static import StaticExplorer
 from agentic_rubrics.llm import LLM, LLMConfig
-from agentic_rubrics.payloads import CommandResult
 from agentic_rubrics.pipeline.config import RunConfig, load_config
 from agentic_rubrics.pipeline.driver import LocalExecutor, open_executor
 from agentic_rubrics.pipeline.executors import LocalExecutorConfig, RayExecutorConfig
+from agentic_rubrics.protocols import CommandResult
 from agentic_rubrics.sandbox import (
     AutoConfig,
     BubblewrapConfig,

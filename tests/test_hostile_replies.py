@@ -15,7 +15,7 @@ import pytest
 
 from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge
 from agentic_rubrics.llm.door import LLM, LLMConfig, import_litellm
-from agentic_rubrics.payloads import Completion
+from agentic_rubrics.protocols import Completion
 from agentic_rubrics.rank.classifier import PatchClassifier, yes_probability
 from agentic_rubrics.testing import LoopbackServer, Reply, requested_ids
 

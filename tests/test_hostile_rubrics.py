@@ -25,8 +25,8 @@ from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.explore import common
 from agentic_rubrics.explore.agent import ExplorationFailed, IssueOnlyExplorer
 from agentic_rubrics.llm.door import LLM, LLMConfig
-from agentic_rubrics.payloads import Completion
 from agentic_rubrics.pipeline.runner import RunConfig, run
+from agentic_rubrics.protocols import Completion
 from agentic_rubrics.rank.classifier import yes_probability
 from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.rubric.checks import check_problems, imported_modules

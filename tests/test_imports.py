@@ -19,25 +19,24 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentic_rubrics"
 ROOT = "agentic_rubrics"
 
 LAYERS: list[tuple[str, list[str]]] = [
-    # the ground floor: the vocabulary (protocols, types), errors, text, the run folder's on-disk
+    # the ground floor: the vocabulary (protocols, types), errors, untrusted text, the run folder's on-disk
     # contract (runfolder/), the diff model, prompts, the run's limits
     (
         "base",
         [
             "protocols",
             "types",
-            "payloads",
             "reasons",
             "exceptions",
-            "effects",
-            "text",
+            "setting_effects",
+            "surrogates",
             "redaction",
             "runfolder",
             "runfolder.*",
             "patch",
             "prompts",
             "limits",
-            "children",
+            "worker_processes",
             "confine",
         ],
     ),

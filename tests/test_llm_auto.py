@@ -13,7 +13,7 @@ from agentic_rubrics.llm.pool_auto import (
     AutoPool,
     planned_processes,
 )
-from agentic_rubrics.payloads import Completion
+from agentic_rubrics.protocols import Completion
 from agentic_rubrics.testing import LoopbackServer, Reply, register_script
 
 

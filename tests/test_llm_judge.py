@@ -17,8 +17,8 @@ import pytest
 from agentic_rubrics.exceptions import ModelError
 from agentic_rubrics.judge.judges import JudgeConfig, LLMJudge, last_json_object, read_reply
 from agentic_rubrics.llm.door import LLM, PLACEHOLDER_KEY, LLMConfig
-from agentic_rubrics.payloads import Completion
 from agentic_rubrics.prompts import fence
+from agentic_rubrics.protocols import Completion
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer, requested_ids
 
 from .conftest import item, rubric

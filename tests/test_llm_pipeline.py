@@ -21,9 +21,9 @@ from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.llm.door import LLM, CallFailed, LLMConfig, import_litellm
-from agentic_rubrics.payloads import Completion
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
+from agentic_rubrics.protocols import Completion
 from agentic_rubrics.rank.classifier import yes_probability
 from agentic_rubrics.rubric.file import rubric_to_yaml
 from agentic_rubrics.runfolder.files import read_jsonl

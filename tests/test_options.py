@@ -13,7 +13,6 @@ import typer.main
 
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.cli.options import RunOptions, option_settings
-from agentic_rubrics.effects import effect_of, kind_at, leaf_paths
 from agentic_rubrics.pipeline.config import (
     RunConfig,
     config_differences,
@@ -21,6 +20,7 @@ from agentic_rubrics.pipeline.config import (
     setting_fields,
     setting_kind,
 )
+from agentic_rubrics.setting_effects import effect_of, kind_at, leaf_paths
 
 # one value per option that sets something, unlike its default
 SAMPLES: dict[str, Any] = {
@@ -75,7 +75,7 @@ def _settings(options: RunOptions) -> dict[str, Any]:
 def test_every_runconfig_field_declares_its_effect() -> None:
     unmarked = [name for name, info in setting_fields().items() if effect_of(info) is None]
     assert unmarked == [], (
-        f"RunConfig fields without an Effect marker (agentic_rubrics.effects): {unmarked}"
+        f"RunConfig fields without an Effect marker (agentic_rubrics.setting_effects): {unmarked}"
     )
 
 

@@ -218,7 +218,7 @@ import sys
 from pathlib import Path
 
 from agentic_rubrics.llm.spend import SpendLog
-from agentic_rubrics.payloads import Usage
+from agentic_rubrics.protocols import Usage
 
 log = SpendLog(Path(sys.argv[1]))
 for n in range(3):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from agentic_rubrics.exceptions import SandboxError
-from agentic_rubrics.payloads import CommandResult
+from agentic_rubrics.protocols import CommandResult
 from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox, bwrap_problem
 from tests.test_sandbox_bwrap import REPO, require_bwrap
 

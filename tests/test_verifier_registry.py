@@ -12,7 +12,6 @@ from typing import Annotated, Any
 import pytest
 
 import agentic_rubrics as ar
-from agentic_rubrics.effects import Effect
 from agentic_rubrics.patch import parse_patch
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.runner import run, write_report
@@ -29,6 +28,7 @@ from agentic_rubrics.pipeline.verifiers.artifacts import earlier_artifact
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
+from agentic_rubrics.setting_effects import Effect
 
 DATA = Path(__file__).parent / "data"
 FAST = {"bootstrap_resamples": 0, "plots": False}

@@ -584,8 +584,8 @@ def test_the_test_writers_submit_carries_the_script_and_is_checked() -> None:
     from agentic_rubrics.explore.agent_actions import CONTENT_SUBMIT, native_action, tool_schemas
     from agentic_rubrics.explore.agent_tools import Run, Tools
     from agentic_rubrics.explore.test_writer import TestWriterAgent, check_script
-    from agentic_rubrics.payloads import Completion, ToolCall
     from agentic_rubrics.prompts import load_prompt
+    from agentic_rubrics.protocols import Completion, ToolCall
 
     prompt = load_prompt("tests_agent")
     submit = next(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.children import MAIN_REIMPORTED, start_failure
+from agentic_rubrics.worker_processes import MAIN_REIMPORTED, start_failure
 
 from .conftest import git
 
@@ -160,7 +160,7 @@ def test_the_start_failure_says_what_the_exit_codes_say(codes: list[int], said: 
 def test_a_worker_s_mark_names_the_cause_when_its_exit_code_came_too_late() -> None:
     """On a loaded machine the worker that stopped as the main module's re-import may not be reaped
     when the parent reads exit codes (it saw only SIGTERM or nothing): the mark it left says it."""
-    from agentic_rubrics.children import _mark
+    from agentic_rubrics.worker_processes import _mark
 
     mark = _mark(os.getpid())
     mark.touch()

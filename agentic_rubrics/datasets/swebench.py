@@ -47,7 +47,7 @@ __all__ = [
 def _open_text(path: Path) -> str:
     try:
         # bytes that are not UTF-8 become lone surrogates: the candidate holding them is judged
-        # check_error (invalid_text), the rest of the file is read (see agentic_rubrics.text)
+        # check_error (invalid_text), the rest of the file is read (see agentic_rubrics.surrogates)
         if path.suffix == ".gz":
             with gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape") as fh:
                 return fh.read()

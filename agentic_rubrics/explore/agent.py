@@ -40,9 +40,8 @@ from agentic_rubrics.explore.agent_tools import (
 )
 from agentic_rubrics.llm.door import LLM, CallFailed
 from agentic_rubrics.llm.params import context_budget
-from agentic_rubrics.payloads import Completion
 from agentic_rubrics.prompts import load_prompt
-from agentic_rubrics.protocols import Sandbox
+from agentic_rubrics.protocols import Completion, Sandbox
 from agentic_rubrics.rubric.checks import CHECKS
 from agentic_rubrics.types import Rubric, Task
 

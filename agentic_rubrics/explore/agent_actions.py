@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentic_rubrics.payloads import Completion, ToolCall
 from agentic_rubrics.prompts import Prompt
+from agentic_rubrics.protocols import Completion, ToolCall
 
 TOOLS = ("bash", "view", "search", "validate", "submit")
 SOLVE_TOOLS = ("bash", "view", "search", "submit")

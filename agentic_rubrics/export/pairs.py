@@ -21,7 +21,7 @@ from typing import Any
 from agentic_rubrics.export.sources import RunSource
 from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.prompts import load_prompt
-from agentic_rubrics.text import has_lone_surrogates
+from agentic_rubrics.surrogates import has_lone_surrogates
 from agentic_rubrics.types import Verdict
 
 

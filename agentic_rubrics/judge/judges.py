@@ -17,14 +17,14 @@ from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import BudgetExceeded
 from agentic_rubrics.llm.door import LLM, CallFailed, LLMConfig
 from agentic_rubrics.patch import is_empty_patch, patch_hash
-from agentic_rubrics.payloads import Completion
 from agentic_rubrics.prompts import Prompt, load_prompt
+from agentic_rubrics.protocols import Completion
 from agentic_rubrics.rubric.check_verdicts import check_verdicts
-from agentic_rubrics.text import has_lone_surrogates
+from agentic_rubrics.setting_effects import SPEED
+from agentic_rubrics.surrogates import has_lone_surrogates
 from agentic_rubrics.types import Axis, Rubric, RubricItem, Verdict
 
 log = logging.getLogger(__name__)

@@ -25,9 +25,9 @@ from agentic_rubrics.exceptions import BudgetExceeded
 from agentic_rubrics.judge.judges import FAILURE_REASON, last_json_object
 from agentic_rubrics.llm.door import LLM, CallFailed
 from agentic_rubrics.patch import is_empty_patch, patch_hash
-from agentic_rubrics.payloads import Completion
 from agentic_rubrics.prompts import load_prompt
-from agentic_rubrics.text import has_lone_surrogates
+from agentic_rubrics.protocols import Completion
+from agentic_rubrics.surrogates import has_lone_surrogates
 
 log = logging.getLogger(__name__)
 

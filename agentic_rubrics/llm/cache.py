@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentic_rubrics.payloads import Completion
-from agentic_rubrics.text import utf8_bytes
+from agentic_rubrics.protocols import Completion
+from agentic_rubrics.surrogates import utf8_bytes
 from agentic_rubrics.types import SCHEMA
 
 

@@ -13,8 +13,8 @@ from pydantic import (
     field_validator,
 )
 
-from agentic_rubrics.effects import SPEED
 from agentic_rubrics.redaction import redact_url
+from agentic_rubrics.setting_effects import SPEED
 
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 

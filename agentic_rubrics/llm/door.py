@@ -35,9 +35,9 @@ from agentic_rubrics.llm.errors import CallFailed, PhaseGuard, classify, retryin
 from agentic_rubrics.llm.params import import_litellm
 from agentic_rubrics.llm.reply import redact_completion, to_completion
 from agentic_rubrics.llm.spend import SpendLog, recorded
-from agentic_rubrics.payloads import Completion
+from agentic_rubrics.protocols import Completion
 from agentic_rubrics.redaction import Redactor, split_credentials, url_secrets
-from agentic_rubrics.text import clean_value, has_lone_surrogates
+from agentic_rubrics.surrogates import clean_value, has_lone_surrogates
 
 log = logging.getLogger(__name__)
 

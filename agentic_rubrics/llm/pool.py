@@ -35,9 +35,9 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
-from agentic_rubrics.children import refuse_in_bootstrap, start_failure
 from agentic_rubrics.llm.pool_child import READY, STOP, worker_main
-from agentic_rubrics.payloads import Completion
+from agentic_rubrics.protocols import Completion
+from agentic_rubrics.worker_processes import refuse_in_bootstrap, start_failure
 
 log = logging.getLogger(__name__)
 

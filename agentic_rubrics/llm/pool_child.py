@@ -16,10 +16,10 @@ STOP = b""
 
 
 def worker_main(conn: Connection) -> None:  # pragma: no cover - runs in a child process
-    from agentic_rubrics.children import exit_with_parent
     from agentic_rubrics.llm.errors import classify
     from agentic_rubrics.llm.params import import_litellm
     from agentic_rubrics.llm.reply import to_completion
+    from agentic_rubrics.worker_processes import exit_with_parent
 
     exit_with_parent()
     litellm = import_litellm()

@@ -21,7 +21,7 @@ import math
 from typing import Any
 
 from agentic_rubrics.llm.config import LLMConfig
-from agentic_rubrics.payloads import Completion
+from agentic_rubrics.protocols import Completion
 
 CHARS_PER_TOKEN = 4
 

@@ -17,9 +17,9 @@ import re
 from typing import Any
 
 from agentic_rubrics.llm.errors import CallFailed
-from agentic_rubrics.payloads import Completion, ToolCall, Usage
+from agentic_rubrics.protocols import Completion, ToolCall, Usage
 from agentic_rubrics.redaction import Redactor
-from agentic_rubrics.text import replace_lone_surrogates
+from agentic_rubrics.surrogates import replace_lone_surrogates
 
 __all__ = ["redact_completion", "strip_reasoning", "to_completion"]
 

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentic_rubrics.llm.errors import CallFailed
-from agentic_rubrics.payloads import Completion, Usage
+from agentic_rubrics.protocols import Completion, Usage
 from agentic_rubrics.runfolder.rows import read_row
 from agentic_rubrics.runfolder.spend import SpendRow
 from agentic_rubrics.types import SCHEMA

@@ -22,7 +22,6 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from agentic_rubrics.datasets.repos_config import RepoConfig
-from agentic_rubrics.effects import REPORT, SPEED, Effect, Kind, kind_at, results_part
 from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.explore import ExplorerConfig, StaticExplorerConfig
 from agentic_rubrics.judge.judges import JudgeConfig
@@ -41,6 +40,7 @@ from agentic_rubrics.pipeline.verifiers import (
 from agentic_rubrics.rank.rerank import BASE_SELECTORS, MODEL_SELECTORS
 from agentic_rubrics.rank.scoring import DecisionPolicy
 from agentic_rubrics.rank.selectors import check_names, get_selector, register_selector
+from agentic_rubrics.setting_effects import REPORT, SPEED, Effect, Kind, kind_at, results_part
 
 _CLI_RESULTS = Effect("results", cli=True)
 _CLI_SPEED = Effect("speed", cli=True)
@@ -70,7 +70,7 @@ def setting_kind(parts: list[str]) -> Kind | None:
 class RunConfig(BaseModel):
     """The whole configuration of a run; its hash guards resuming.
 
-    Each field declares what it changes (:mod:`agentic_rubrics.effects`): ``results`` is hashed;
+    Each field declares what it changes (:mod:`agentic_rubrics.setting_effects`): ``results`` is hashed;
     ``report`` settings are applied by ``report`` to the verdicts on disk without a rerun (except what
     they change while judging: see :meth:`hashed`); ``speed`` settings never change a result."""
 
@@ -238,7 +238,7 @@ class RunConfig(BaseModel):
         """The settings that can change a finished task's result (what :meth:`content_hash` hashes):
         the model and how it is asked (prompts included), not how it is reached, nor what the report
         computes from the verdicts."""
-        # the fields marked ``results`` (agentic_rubrics.effects), then what a speed or report
+        # the fields marked ``results`` (agentic_rubrics.setting_effects), then what a speed or report
         # setting changes while judging: where a repository comes from does not change a result (its
         # commit is verified), whether repositories are fetched at all does; the selectors that call
         # the model; the seed when it orders the items of repeated judgements
@@ -253,7 +253,7 @@ class RunConfig(BaseModel):
         return data
 
     def results_settings(self) -> dict[str, Any]:
-        """The settings marked ``results`` (:mod:`agentic_rubrics.effects`), in sections too, a
+        """The settings marked ``results`` (:mod:`agentic_rubrics.setting_effects`), in sections too, a
         verifier's only where the run names it (as it hashes them)."""
         data = results_part(self, self.model_dump(mode="json"))
         for spec in in_order(self.verifiers):

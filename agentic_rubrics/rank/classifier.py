@@ -11,8 +11,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from agentic_rubrics.patch import is_empty_patch
-from agentic_rubrics.payloads import Completion
-from agentic_rubrics.text import has_lone_surrogates
+from agentic_rubrics.protocols import Completion
+from agentic_rubrics.surrogates import has_lone_surrogates
 
 if TYPE_CHECKING:
     from agentic_rubrics.protocols import Model

@@ -17,7 +17,7 @@ from typing import Any
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.rank.agreement import self_consistency_ranking
-from agentic_rubrics.text import has_lone_surrogates
+from agentic_rubrics.surrogates import has_lone_surrogates
 
 Ranking = dict[str, float | None]
 WEIGHTS_FILE = Path(__file__).with_name("offline_weights.json")

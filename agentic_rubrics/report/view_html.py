@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.text import clean_value, replace_lone_surrogates
+from agentic_rubrics.surrogates import clean_value, replace_lone_surrogates
 
 ASSETS = Path(__file__).with_name("view_assets")
 """The stylesheet and the index's script."""

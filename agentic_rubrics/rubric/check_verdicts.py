@@ -10,7 +10,7 @@ from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import ParsedPatch, parse_patch
 from agentic_rubrics.rubric.check_regex import regex_seconds, regex_time_limit, rubric_seconds
 from agentic_rubrics.rubric.checks import run_check, undecided
-from agentic_rubrics.text import has_lone_surrogates
+from agentic_rubrics.surrogates import has_lone_surrogates
 from agentic_rubrics.types import Rubric, Verdict
 
 

@@ -37,7 +37,7 @@ from agentic_rubrics.rubric.check_regex import (
     any_line_matches,
     regex_problem,
 )
-from agentic_rubrics.text import has_lone_surrogates
+from agentic_rubrics.surrogates import has_lone_surrogates
 from agentic_rubrics.types import Check
 
 ArgKind = Literal["glob", "globs", "regex", "int", "symbols", "flag", "functions"]

@@ -66,7 +66,7 @@ def read_jsonl(
     With ``tolerate_torn_tail``, a malformed *last* line without a newline (a write cut short) is
     skipped instead. Bytes that are not UTF-8 are read as lone surrogates (``surrogateescape``), so one
     bad patch does not make the whole file unreadable: what each field makes of them is decided where
-    the record is validated (see :mod:`agentic_rubrics.text`).
+    the record is validated (see :mod:`agentic_rubrics.surrogates`).
     """
     try:
         text = path.read_bytes().decode("utf-8", "surrogateescape")

@@ -25,7 +25,7 @@ from agentic_rubrics.runfolder.files import (
 from agentic_rubrics.runfolder.recorded import LEGACY_VERIFIERS, RecordedConfig, VerifierEntry
 from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, read_row
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
-from agentic_rubrics.text import utf8_bytes
+from agentic_rubrics.surrogates import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Verdict
 
 StatusRow = TypeVar("StatusRow", RubricStatus, ArtifactStatus)

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from agentic_rubrics.children import refuse_in_bootstrap
 from agentic_rubrics.exceptions import RunFolderBusy
+from agentic_rubrics.worker_processes import refuse_in_bootstrap
 
 LOCK_NAME = ".lock"
 
@@ -31,7 +31,7 @@ def folder_lock(root: Path) -> Iterator[None]:
     Raises:
         RunFolderBusy: another process holds it; the message names that process.
         SystemExit: this is a worker process still importing the main module, which calls this
-            (see :func:`agentic_rubrics.children.refuse_in_bootstrap`): the parent's job, not its own.
+            (see :func:`agentic_rubrics.worker_processes.refuse_in_bootstrap`): the parent's job, not its own.
     """
     refuse_in_bootstrap(f"calls agentic_rubrics to write to the run folder {root}")
     root.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Annotated, ClassVar, Literal
 
 from pydantic import Field
 
-from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox.base import SandboxSpec, Where
 from agentic_rubrics.sandbox.local import LocalCopySandbox, WorkspaceCopy
@@ -35,6 +34,7 @@ from agentic_rubrics.sandbox.swerex import (
     SweRexRemoteConfig,
 )
 from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
+from agentic_rubrics.setting_effects import SPEED
 
 if TYPE_CHECKING:
     from agentic_rubrics.protocols import Sandbox

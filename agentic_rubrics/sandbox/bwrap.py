@@ -31,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 from agentic_rubrics.exceptions import SandboxError
-from agentic_rubrics.payloads import CommandResult
+from agentic_rubrics.protocols import CommandResult
 from agentic_rubrics.sandbox.holder import HOST_UID, Holder, host_user, reachable
 from agentic_rubrics.sandbox.local import WorkspaceCopy, clean_env, run_capped
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.exceptions import SandboxError
-from agentic_rubrics.payloads import CommandResult
+from agentic_rubrics.protocols import CommandResult
 
 TRUNCATION_MARKER = "\n[... output truncated at {limit} characters ...]\n"
 _COPY_IGNORE = shutil.ignore_patterns(

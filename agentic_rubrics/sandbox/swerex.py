@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 from pydantic import Field
 
 from agentic_rubrics.exceptions import SandboxError
-from agentic_rubrics.payloads import CommandResult
+from agentic_rubrics.protocols import CommandResult
 from agentic_rubrics.sandbox.base import SandboxSpec, Where
 from agentic_rubrics.sandbox.local import TRUNCATION_MARKER, WorkspaceCopy, clean_env
 

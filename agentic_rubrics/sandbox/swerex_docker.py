@@ -32,7 +32,6 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
-from agentic_rubrics.effects import SPEED
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.sandbox.base import Where
 from agentic_rubrics.sandbox.docker_container import (
@@ -48,6 +47,7 @@ from agentic_rubrics.sandbox.docker_history import (
     parse_environment,
 )
 from agentic_rubrics.sandbox.swerex import SweRexConfig, quiet_swerex, swebench_image_id
+from agentic_rubrics.setting_effects import SPEED
 
 log = logging.getLogger(__name__)
 __all__ = [

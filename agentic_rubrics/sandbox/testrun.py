@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentic_rubrics.exceptions import SandboxError
-from agentic_rubrics.payloads import CommandResult
+from agentic_rubrics.protocols import CommandResult
 
 TEST_DIR = "agentic_rubrics_tests"
 """Where the test files go in the candidate's tree."""

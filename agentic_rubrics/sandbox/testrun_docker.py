@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 
 from agentic_rubrics.exceptions import SandboxError
-from agentic_rubrics.payloads import CommandResult
+from agentic_rubrics.protocols import CommandResult
 from agentic_rubrics.sandbox.base import Where
 from agentic_rubrics.sandbox.docker_cli import DockerError, docker, label_args, track, untrack
 from agentic_rubrics.sandbox.docker_container import ContainerDeployment

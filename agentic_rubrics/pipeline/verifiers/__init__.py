@@ -46,7 +46,7 @@ ENTRY_POINTS = "agentic_rubrics.verifiers"
 
 class VerifierSettings(BaseModel):
     """A verifier's settings: each field is a key of the run's configuration (``tests_dir``,
-    ``tests``), marked with what it changes (:mod:`agentic_rubrics.effects`), hashed only in runs that
+    ``tests``), marked with what it changes (:mod:`agentic_rubrics.setting_effects`), hashed only in runs that
     name the verifier."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from agentic_rubrics.effects import Effect
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.pipeline.verifiers import (
     BUILTIN,
@@ -25,6 +24,7 @@ from agentic_rubrics.rubric.file import parse_rubric
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.rows import RubricStatus
+from agentic_rubrics.setting_effects import Effect
 from agentic_rubrics.types import Rubric
 
 SPEC = BUILTIN["rubric"]

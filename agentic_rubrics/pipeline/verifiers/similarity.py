@@ -25,7 +25,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics.datasets.inputs import text_hash
-from agentic_rubrics.effects import SPEED, Effect
 from agentic_rubrics.judge.similarity import SimilarityJudge
 from agentic_rubrics.pipeline.context import RunContext
 from agentic_rubrics.pipeline.verifiers import BUILTIN, Graded, TaskScope, VerifierSettings
@@ -48,6 +47,7 @@ from agentic_rubrics.runfolder.proxies import (
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.rows import read_row
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
+from agentic_rubrics.setting_effects import SPEED, Effect
 from agentic_rubrics.types import SCHEMA, Task
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics.datasets.inputs import text_hash
-from agentic_rubrics.effects import Effect
 from agentic_rubrics.exceptions import RepoError, SandboxError
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
@@ -34,6 +33,7 @@ from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
+from agentic_rubrics.setting_effects import Effect
 from agentic_rubrics.types import SCHEMA, Task
 
 log = logging.getLogger(__name__)

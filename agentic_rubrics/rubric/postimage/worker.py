@@ -10,7 +10,7 @@ process (at most ``max_workers`` at once).
 
 A new pool's first worker must answer a no-op before any analysis is sent: a pool whose workers die
 before that cannot start at all (:class:`~agentic_rubrics.exceptions.WorkerStartError`, which says why
-from their exit codes; see :mod:`agentic_rubrics.children`), and the run stops instead of recording
+from their exit codes; see :mod:`agentic_rubrics.worker_processes`), and the run stops instead of recording
 every analysis as crashed.
 
 A worker that runs past ``timeout_s`` is killed, and so is the pool (a new one starts on the next
@@ -36,13 +36,6 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.children import (
-    MAIN_REIMPORTED,
-    exit_with_parent,
-    main_reimported,
-    refuse_in_bootstrap,
-    start_failure,
-)
 from agentic_rubrics.exceptions import WorkerStartError
 from agentic_rubrics.rubric.postimage.analyze import analyze_patch
 from agentic_rubrics.rubric.postimage.model import (
@@ -50,6 +43,13 @@ from agentic_rubrics.rubric.postimage.model import (
     PostimageConfig,
     PostimageResult,
     Timings,
+)
+from agentic_rubrics.worker_processes import (
+    MAIN_REIMPORTED,
+    exit_with_parent,
+    main_reimported,
+    refuse_in_bootstrap,
+    start_failure,
 )
 
 log = logging.getLogger(__name__)
@@ -195,7 +195,7 @@ async def _check_start(pool: ProcessPoolExecutor, loop: asyncio.AbstractEventLoo
 
     Raises:
         WorkerStartError: the workers die before running anything; the message says why, from their
-            exit codes (:func:`agentic_rubrics.children.start_failure`).
+            exit codes (:func:`agentic_rubrics.worker_processes.start_failure`).
     """
     global _start_error
     try:
