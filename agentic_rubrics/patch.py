@@ -35,6 +35,23 @@ TEST_GLOBS = [
     "conftest.py",
 ]
 """Globs of test files, for ``in`` / ``not_in`` filters."""
+DOC_GLOBS = [
+    "doc/",
+    "docs/",
+    "changelog/",
+    "changes/",
+    ".github/",
+    "*.rst",
+    "*.md",
+    "*.adoc",
+    "/CHANGES*",
+    "/CHANGELOG*",
+    "/NEWS*",
+    "/HISTORY*",
+    "/AUTHORS*",
+]
+"""Globs of files that document the project and that no program reads: a change to them alone changes
+no behaviour (data files, templates and configuration are not among them)."""
 
 
 @lru_cache(maxsize=65536)  # the same few paths and globs come back for every candidate of a task
@@ -57,6 +74,11 @@ def path_matches(path: str, pattern: str) -> bool:
 def is_test_path(path: str) -> bool:
     """A test file or a file under a tests folder."""
     return any(path_matches(path, g) for g in TEST_GLOBS)
+
+
+def is_doc_path(path: str) -> bool:
+    """A documentation file (:data:`DOC_GLOBS`)."""
+    return any(path_matches(path, g) for g in DOC_GLOBS)
 
 
 _DEV_NULL = "/dev/null"

@@ -58,3 +58,11 @@ SIMILARITY_REASONS: Final[dict[str, str]] = {
 }
 """Why a candidate's patch-similarity rating is missing, beside :data:`MISSING_REASONS`'s reply and
 provider codes (``truncated``, ``unparsable_reply``, ``split_vote``, ``budget`` ...)."""
+
+NO_BEHAVIOUR_CHANGE: Final = "no_behaviour_change"
+"""The reason of a ``checked`` 0 on every item of the functional axes (file change, spec alignment,
+runtime) of a candidate that changes no behaviour of the program (``rubric/behaviour.py``): such a
+candidate is ranked with the empty patches, below every other."""
+FUNCTIONAL_AXES: Final = ("file_change_rubrics", "spec_alignment_rubrics", "runtime_rubrics")
+"""The axes that say whether a candidate does what the issue asks; the integrity axis says whether it
+does harm."""

@@ -356,10 +356,14 @@ class CandidateScore(_Frozen):
     """Reason codes behind the decision, e.g. ``gate_failed:IN1`` or ``low_coverage``."""
     empty_patch: bool
     """The candidate's patch is empty."""
+    no_behaviour_change: bool = False
+    """The candidate changes no behaviour of the program (its verdicts say ``no_behaviour_change``:
+    :mod:`agentic_rubrics.rubric.behaviour`): like an empty patch, it cannot be the fix."""
     failed_gates: list[str]
     """Ids of gate items judged or checked 0."""
     rank_tier: int
-    """Ranking tier: 0 empty patch, 1 no verdict at all, 2 failed gate, 3 inconclusive, 4 scored."""
+    """Ranking tier: 0 empty patch or no behaviour change, 1 no verdict at all, 2 failed gate,
+    3 inconclusive, 4 scored."""
 
     @property
     def coverage_weight(self) -> float | None:

@@ -76,6 +76,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_run_spending": "llm",
     "test_rubric": "rubric",
     "test_checks": "rubric",
+    "test_behaviour": "rubric",
     "test_checks_repo": "rubric",
     "test_hostile_rubrics": "rubric",
     "test_postimage": "rubric",

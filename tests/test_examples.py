@@ -233,7 +233,8 @@ def _paths_and_symbols(check: dict[str, object]) -> tuple[list[str], list[str]]:
             paths += [str(g) for g in globs]
         if key == "touches_symbol":
             symbols += [str(v) for v in (value if isinstance(value, list) else [value])]
-        if key == "changes_function":  # path::Class.method: the path must exist too
+        if key in ("changes_function", "changes_behaviour") and value is not True:
+            # path::Class.method: the path must exist too
             for v in value if isinstance(value, list) else [value]:
                 path, _, qual = str(v).partition("::")
                 paths.append(path)

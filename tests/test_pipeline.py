@@ -104,7 +104,8 @@ def recompute(folder: Path) -> dict[str, Any]:
             gates = [i for i, it in items.items() if it.get("gate")]
             failed = [g for g in gates if got.get(g, {}).get("value") == 0]
             gate_missing = [g for g in gates if got.get(g, {}).get("value") is None]
-            if cand["empty"]:
+            nothing = any(v.get("reason") == "no_behaviour_change" for v in got.values())
+            if cand["empty"] or nothing:
                 tier, decision = 0, "reject"
             elif failed:
                 tier, decision = 2, "reject"
@@ -218,12 +219,24 @@ def test_every_number_of_the_report_recomputed_from_verdicts_and_labels(demo_run
     random_pools = pools(dict.fromkeys(mine["value"], 0.0))
     offline = linear_values(progress, mine["S"])
     content = content_values(progress, mine["S"])
+    # every selector but random ranks what fixes nothing last: empty, or no behaviour change
+    nothing = {
+        (iid, c)
+        for iid in tasks
+        for c, row in progress[iid]["baselines"]["guard"].items()
+        if row["behaviour"] == "unchanged" or empty[(iid, c)]
+    }
+    assert nothing - {k for k, e in empty.items() if e}, "the demo has no-op candidates"
+
+    def guarded(values: dict[tuple[str, str], float | None]) -> dict[Any, float | None]:
+        return {k: None if k in nothing else v for k, v in values.items()}
+
     for name, pool in (
-        ("offline_content", pools(content)),
-        ("rubric", rubric_pools),
-        ("self_consistency", pools(sc)),
+        ("offline_content", pools(guarded(content))),
+        ("rubric", pools(guarded(mine["value"]))),
+        ("self_consistency", pools(guarded(sc))),
         ("random", random_pools),
-        ("offline", pools(offline)),
+        ("offline", pools(guarded(offline))),
     ):
         got = report["selectors"][name]
         for k, value in got["best_at_k"].items():

@@ -142,9 +142,14 @@ def test_a_task_with_only_repo_and_base_commit_is_explored_in_its_repository(
     applies = {r["candidate_id"]: (r["value"], r.get("detail")) for r in verdicts
                if r["reason"] == "applies"}  # fmt: skip
     # GOOD's hunk header counts 6 old lines for 5: git apply refuses it, patch --fuzz takes it
-    assert applies == {"good": (1, "patch_fuzz"), "bad": (1, "git_apply")}
-    changed = {r["candidate_id"]: r["value"] for r in verdicts if r["reason"] == "changes_function"}
-    assert changed == {"good": 1, "bad": 0}
+    assert applies == {"good": (1, "patch_fuzz")}
+    changed = {
+        (r["candidate_id"], r["value"]) for r in verdicts if r["reason"] == "changes_behaviour"
+    }
+    assert changed == {("good", 1), ("bad", 0)}  # bad's: the integrity item IN0
+    # BAD changes the README alone: no behaviour of the program, so every functional item fails
+    bad = [r for r in verdicts if r["candidate_id"] == "bad" and r["axis"] != "integrity_rubrics"]
+    assert bad and {(r["value"], r["reason"]) for r in bad} == {(0, "no_behaviour_change")}
     assert not any(r["reason"] == "no_repository" for r in verdicts)
     # how grounded it is: items naming the tree's files, the explorer's leads (counts only)
     assert st["grounding"]["grounded_items"] >= 2 and st["grounding"]["named_paths_missing"] == 0
@@ -335,7 +340,9 @@ def test_items_judged_without_the_tree_are_decided_when_the_run_is_resumed(
     now = {tuple(r[k] for k in key): r for r in again}
     assert all(now[k] == r for k, r in kept.items())
     applies = {r["candidate_id"]: r["value"] for r in again if r["reason"] == "applies"}
-    assert applies == {"good": 1, "bad": 1}
+    assert applies == {
+        "good": 1
+    }  # bad changes the README alone: read from its diff, it fixes nothing
 
 
 @pytest.mark.parametrize("where", ["network", "mirror"])

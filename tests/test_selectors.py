@@ -75,12 +75,22 @@ def test_a_selector_in_one_file_shows_up_in_the_report(toy_selector: str, tmp_pa
         (r["instance_id"], r["candidate_id"]): r["patch"]
         for _, r in read_jsonl(tmp_path / "run" / "patches.jsonl")
     }
+    progress = [r for _, r in read_jsonl(tmp_path / "run" / "progress.jsonl")]
+    guard = {
+        (r["instance_id"], c): g["behaviour"]
+        for r in progress
+        for c, g in r["baselines"]["guard"].items()
+    }
     for task in report["tasks"]:
         pick = task["picks"][toy_selector]
-        lengths = {c: len(p) for (i, c), p in patches.items() if i == task["instance_id"]}
+        # every selector's pick is guarded: an empty patch or one that changes nothing is never it
+        lengths = {
+            c: len(p)
+            for (i, c), p in patches.items()
+            if i == task["instance_id"] and p.strip() and guard[(i, c)] != "unchanged"
+        }
         assert pick["value"] == -min(lengths.values())
         assert lengths[pick["candidate_id"]] == min(lengths.values())
-    progress = [r for _, r in read_jsonl(tmp_path / "run" / "progress.jsonl")]
     assert all("patch_length" in r["baselines"] for r in progress)
     # a report-time choice: the toy selector leads without a rerun
     again = report_folder(tmp_path / "run", selectors=[toy_selector, "rubric"])

@@ -76,8 +76,8 @@ Returns should be allowed: I expected a PricingError at most, not a crash.
 def test_the_deepest_frame_leads(tmp_path: Path) -> None:
     checks = checks_of(rubric_for(tmp_path, TRACEBACK))
     assert checks["FC1"] == {"touches": "shop/pricing.py"}
-    symbols = next(c for c in checks.values() if "changes_function" in c)
-    assert symbols["changes_function"][0] == "shop/pricing.py::_line"  # type: ignore[index]
+    symbols = next(c for c in checks.values() if "changes_behaviour" in c)
+    assert symbols["changes_behaviour"][0] == "shop/pricing.py::_line"  # type: ignore[index]
 
 
 def test_a_symptom_in_a_public_function_leads_to_what_it_calls(tmp_path: Path) -> None:
@@ -88,7 +88,7 @@ def test_a_symptom_in_a_public_function_leads_to_what_it_calls(tmp_path: Path) -
         "shop/pricing.py" in (c["touches"] if isinstance(c["touches"], list) else [c["touches"]])
         for c in touched
     )
-    symbols = next(c for c in checks.values() if "changes_function" in c)["changes_function"]
+    symbols = next(c for c in checks.values() if "changes_behaviour" in c)["changes_behaviour"]
     assert "shop/api.py::checkout" in symbols  # type: ignore[operator]
     assert "shop/pricing.py::total" in symbols or "shop/pricing.py::_line" in symbols  # type: ignore[operator]
 
@@ -212,8 +212,8 @@ def test_a_command_line_option_leads_to_where_it_is_registered(tmp_path: Path) -
     issue = "tool --collect-only needs a one char shortcut\nI run `--collect-only` very often."
     checks = checks_of(tool_rubric(tmp_path, issue))
     assert checks["FC1"] == {"touches": "src/_tool/main.py"}
-    symbols = next(c for c in checks.values() if "changes_function" in c)
-    assert symbols["changes_function"] == "src/_tool/main.py::addoption"
+    symbols = next(c for c in checks.values() if "changes_behaviour" in c)
+    assert symbols["changes_behaviour"] == "src/_tool/main.py::addoption"
 
 
 def test_class_method_prefers_the_package_over_docs_vendored_code_and_tests(
@@ -222,8 +222,8 @@ def test_class_method_prefers_the_package_over_docs_vendored_code_and_tests(
     issue = "`Parser.parse_header` drops the value after a second colon"
     checks = checks_of(tool_rubric(tmp_path, issue))
     assert checks["FC1"] == {"touches": "src/_tool/config/parser.py"}
-    symbols = next(c for c in checks.values() if "changes_function" in c)
-    assert "src/_tool/config/parser.py::Parser.parse_header" in symbols["changes_function"]  # type: ignore[operator]
+    symbols = next(c for c in checks.values() if "changes_behaviour" in c)
+    assert "src/_tool/config/parser.py::Parser.parse_header" in symbols["changes_behaviour"]  # type: ignore[operator]
 
 
 def test_the_module_an_issue_imports_from_and_a_message_quoted_in_prose(tmp_path: Path) -> None:
@@ -236,7 +236,7 @@ def test_the_module_an_issue_imports_from_and_a_message_quoted_in_prose(tmp_path
     rubric = tool_rubric(tmp_path, issue)
     checks = checks_of(rubric)
     assert checks["FC1"] == {"touches": "src/_tool/config/parser.py"}
-    symbols = next(c for c in checks.values() if "changes_function" in c)["changes_function"]
+    symbols = next(c for c in checks.values() if "changes_behaviour" in c)["changes_behaviour"]
     assert "src/_tool/config/parser.py::Parser.parse_header" in symbols  # type: ignore[operator]
     g = grounding(rubric)
     # found: the module, Parser, the message; nothing: the other module, FooBarBaz; the

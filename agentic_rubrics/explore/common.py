@@ -14,6 +14,9 @@ from agentic_rubrics.types import Rubric, Task
 # Every shipped pattern is linear on any line: possessive quantifiers (``*+``, Python >= 3.11 and the
 # regex engine alike) never give characters back, and no two quantifiers range over the same text.
 CODE_LINE = r"^\s*+[^\s#]"  # a line that is not blank and not a comment
+NOT_IN_COMMENT = r"^[^#]*?{}"
+"""A pattern (``str.format``'s one field) found on a line before any ``#``: in code, not in a
+comment (lazy: linear on a line without it)."""
 DEPENDENCY_FILES = [
     "setup.py",
     "setup.cfg",
@@ -88,16 +91,28 @@ def mentions_tests(task: Task) -> bool:
 
 
 def common_items(
-    first_party: list[str], tests_in_issue: bool
+    first_party: list[str], tests_in_issue: bool, grounded: bool = False
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The integrity and runtime items every static rubric carries, all checks."""
-    integrity = [
+    """The integrity and runtime items every static rubric carries, all checks (``grounded``: the
+    rubric has the task's tree, on which a change of behaviour is read, not a changed line)."""
+    changes_code = (
         item(
+            "IN0",
+            "Changes what the source code outside the tests does, not only comments, docstrings"
+            " or layout",
+            3,
+            {"changes_behaviour": True, "not_in": TEST_GLOBS},
+        )
+        if grounded
+        else item(
             "IN0",
             "Changes source code outside the tests, not only comments or blank lines",
             3,
             {"adds_match": CODE_LINE, "in": "*.py", "not_in": TEST_GLOBS},
-        ),
+        )
+    )
+    integrity = [
+        changes_code,
         item(
             "IN1",
             "Removes no assertion from existing tests",
@@ -179,11 +194,12 @@ def static_rubric(
     first_party: list[str],
     grounding: dict[str, Any] | None = None,
     runtime_extra: Callable[[int], list[Item]] | None = None,
+    grounded: bool = False,
 ) -> Rubric:
     """A static rubric assembled: the explorer's own file-change and spec items, then the integrity and
     runtime items every static rubric carries (``runtime_extra`` numbers more runtime items from the
     next free number: the repository-aware checks of a grounded rubric)."""
-    integrity, runtime = common_items(first_party, mentions_tests(task))
+    integrity, runtime = common_items(first_party, mentions_tests(task), grounded)
     if runtime_extra is not None:
         runtime += runtime_extra(len(runtime) + 1)
     metadata: dict[str, Any] = {"task_summary": issue_title(task), "underlying_bug": bug}

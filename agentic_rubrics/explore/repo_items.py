@@ -48,7 +48,8 @@ def postimage_items(first_number: int) -> list[dict[str, Any]]:
     ]
 
 
-def changes_function_check(located: list[tuple[str, str]]) -> dict[str, Any]:
-    """Located definitions ``(path, qualname)`` as a ``changes_function`` check."""
+def changes_behaviour_check(located: list[tuple[str, str]]) -> dict[str, Any]:
+    """Located definitions ``(path, qualname)`` as a ``changes_behaviour`` check: one of them must
+    behave differently, not only be touched (a ``pass`` or a docstring in it changes nothing)."""
     targets = list(dict.fromkeys(f"{path}::{qual}" for path, qual in located))
-    return {"changes_function": targets[0] if len(targets) == 1 else targets}
+    return {"changes_behaviour": targets[0] if len(targets) == 1 else targets}

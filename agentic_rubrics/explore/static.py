@@ -14,7 +14,7 @@ from typing import Any
 
 from agentic_rubrics.explore.codeindex import CodeIndex
 from agentic_rubrics.explore.common import (
-    CODE_LINE,
+    NOT_IN_COMMENT,
     Item,
     expected_exceptions,
     first_party_packages,
@@ -24,7 +24,11 @@ from agentic_rubrics.explore.common import (
 )
 from agentic_rubrics.explore.leads import Located, locate
 from agentic_rubrics.explore.mentions import Mentions, find_mentions, is_builtin_exception
-from agentic_rubrics.explore.repo_items import applies_item, changes_function_check, postimage_items
+from agentic_rubrics.explore.repo_items import (
+    applies_item,
+    changes_behaviour_check,
+    postimage_items,
+)
 from agentic_rubrics.patch import is_test_path
 from agentic_rubrics.protocols import Sandbox
 from agentic_rubrics.types import Rubric, Task
@@ -54,9 +58,10 @@ async def _file_items(index: CodeIndex, located: Located, top: str, leads: list[
         fc.append(
             item(
                 f"FC{len(fc) + 1}",
-                f"Changes code inside one of {', '.join(names)}",
+                f"Changes what one of {', '.join(names)} does (its code, not only comments,"
+                " docstrings or statements without effect)",
                 2,
-                changes_function_check([(d.path, d.qualname) for d in code]),
+                changes_behaviour_check([(d.path, d.qualname) for d in code]),
             )
         )
     constants = [d for d, _ in ranked[:3] if d.kind == "constant" and d.lineno == d.end_lineno]
@@ -82,9 +87,10 @@ def _exception_items(
     return [
         item(
             f"SA{first_number + n}",
-            f"Raises or handles {exc}, the exception the issue expects, in {top}",
+            f"Raises or handles {exc}, the exception the issue expects, in {top} (in code, not in"
+            " a comment)",
             3 if n == 0 else 2,
-            {"adds_match": rf"\b{re.escape(exc)}\b", "in": top},
+            {"adds_match": NOT_IN_COMMENT.format(rf"\b{re.escape(exc)}\b"), "in": top},
         )
         for n, exc in enumerate(known[:2])
     ]
@@ -118,9 +124,10 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
         sa.append(
             item(
                 "SA1",
-                f"Changes executable code in {' or '.join(leads)}, not only comments or blank lines",
+                f"Changes what the code in {' or '.join(leads)} does, not only comments, docstrings,"
+                " layout or statements without effect",
                 3,
-                {"adds_match": CODE_LINE, "in": leads},
+                {"changes_behaviour": True, "in": leads},
             )
         )
     fc += scope_items(len(fc) + 1, max(2, len(source_files)))
@@ -135,6 +142,7 @@ async def build_rubric(task: Task, index: CodeIndex) -> tuple[Rubric, Located]:
         first_party=first_party_packages(index.files),
         grounding={**located.summary(), "located_files": len(leads)},
         runtime_extra=postimage_items,
+        grounded=True,
     )
     return rubric, located
 

@@ -9,6 +9,7 @@ writer, in the order they finish. Writers and graders get the task's public view
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,8 @@ from agentic_rubrics.pipeline.verifiers import TaskScope
 from agentic_rubrics.pipeline.verifiers.rubric_judging import generator_warning
 from agentic_rubrics.pipeline.verifiers.run import verify_task
 from agentic_rubrics.rank.selectors import FeatureInput, compute_features
+from agentic_rubrics.rank.selectors.guard import GUARD
+from agentic_rubrics.rubric.behaviour import behaviour_of
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses
 from agentic_rubrics.runfolder.records import ArtifactRecord, TaskRecord
 from agentic_rubrics.runfolder.retry import RetryPlan, merge_costs
@@ -42,6 +45,27 @@ async def baselines_for(
     return await compute_features(given, ctx.config.selectors)
 
 
+async def guard_record(task: Task, analyses: RepoAnalyses | None) -> dict[str, Any]:
+    """What each candidate does to the program's behaviour (on the task's tree when a verifier opened
+    it, else from its diff): every selector's picks are guarded by it (``rank/selectors/guard.py``)."""
+    found = await asyncio.gather(*(behaviour_of(c.patch, analyses) for c in task.candidates))
+    return {c.id: b.row() for c, b in zip(task.candidates, found, strict=True)}
+
+
+async def _baselines(scope: TaskScope, verified: dict[str, Any]) -> dict[str, Any]:
+    """The selectors' features, the verifiers' records and the guard, none replacing another."""
+    task = scope.task
+    baselines = await baselines_for(task, scope.ctx, scope.analyses)
+    clash = sorted(set(verified) & set(baselines))
+    if clash:  # it would replace that selector's record: its ranking, silently wrong
+        raise DataError(f"{task.instance_id}: a verifier stores {clash}, a selector's feature key")
+    if GUARD in verified or GUARD in baselines:  # the guard of every pick: not theirs
+        raise DataError(
+            f"{task.instance_id}: a verifier or selector stores {GUARD!r}, the run's own"
+        )
+    return {**baselines, **verified, GUARD: await guard_record(task, scope.analyses)}
+
+
 async def compute_task(
     task: Task,
     ctx: RunContext,
@@ -57,11 +81,7 @@ async def compute_task(
     config = ctx.config
     scope = TaskScope(task.public(), ctx, plan)
     verified = await verify_task(scope, earlier or {}, grade=True)
-    baselines = await baselines_for(scope.task, ctx, scope.analyses)
-    clash = sorted(set(verified.baselines) & set(baselines))
-    if clash:  # it would replace that selector's record: its ranking, silently wrong
-        raise DataError(f"{task.instance_id}: a verifier stores {clash}, a selector's feature key")
-    baselines.update(verified.baselines)
+    baselines = await _baselines(scope, verified.baselines)
     judge_model = config.judge.model
     inputs = task_inputs(task)  # the issue's hash, the base commit, each candidate's hashes, label
     progress = ProgressRow.model_validate(

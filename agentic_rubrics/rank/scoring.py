@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.reasons import NO_BEHAVIOUR_CHANGE
 from agentic_rubrics.types import (
     AXES,
     Axis,
@@ -26,6 +27,7 @@ from agentic_rubrics.types import (
 )
 
 TIER_EMPTY_PATCH = 0
+"""An empty patch, or one that changes no behaviour: it cannot be the fix."""
 TIER_NO_VERDICT = 1
 TIER_FAILED_GATE = 2
 TIER_INCONCLUSIVE = 3
@@ -117,8 +119,11 @@ def score_candidate(
     weight_total = sum(item.weight for _, item in items)
     weight_scored = sum(w for _, w, _ in scored)
     coverage = weight_scored / weight_total if weight_total else 0.0
+    unchanged = tally.no_behaviour_change and not empty_patch
     if empty_patch:
         decision, tier, reasons = "reject", TIER_EMPTY_PATCH, ["empty_patch"]
+    elif unchanged:  # it cannot be the fix, whatever its other items say
+        decision, tier, reasons = "reject", TIER_EMPTY_PATCH, [NO_BEHAVIOUR_CHANGE]
     elif tally.failed_gates:
         decision, tier = "reject", TIER_FAILED_GATE
         reasons = [f"gate_failed:{g}" for g in tally.failed_gates]
@@ -142,6 +147,7 @@ def score_candidate(
         decision=decision,
         reasons=reasons,
         empty_patch=empty_patch,
+        no_behaviour_change=unchanged,
         failed_gates=tally.failed_gates,
         rank_tier=tier,
     )
@@ -171,6 +177,8 @@ class _Tally:
     """Gate items whose verdict is 0."""
     missing_gates: list[str] = field(default_factory=list)
     """Gate items without a verdict."""
+    no_behaviour_change: bool = False
+    """A verdict says the candidate changes no behaviour."""
 
 
 def _tally(items: list[tuple[Axis, RubricItem]], by_item: dict[str, Verdict]) -> _Tally:
@@ -183,6 +191,7 @@ def _tally(items: list[tuple[Axis, RubricItem]], by_item: dict[str, Verdict]) ->
                 out.missing_gates.append(item.id)
             continue
         out.scored.append((axis, item.weight, v.value))
+        out.no_behaviour_change = out.no_behaviour_change or v.reason == NO_BEHAVIOUR_CHANGE
         if item.gate and v.value == 0:
             out.failed_gates.append(item.id)
     return out

@@ -75,13 +75,16 @@ def rank_tasks(results: list[TaskResult], selectors: Sequence[str], seed: int) -
     first (``prepare``: the hybrid chooses its weight on the labelled ones) do so before."""
     from agentic_rubrics.rank.rerank import select
     from agentic_rubrics.rank.selectors import get_selector, prepare_selectors
+    from agentic_rubrics.rank.selectors.guard import guarded
 
     prepare_selectors(selectors, results)
     for result in results:
         for name in selectors:
             selector = get_selector(name)
-            result.rankings[name] = selector.ranking(result)
-            result.values[name] = selector.values(result, result.rankings[name])
+            ranking = selector.ranking(result)
+            # what ROC/PR rest on is the selector's own; what it picks never fixes nothing
+            result.values[name] = selector.values(result, ranking)
+            result.rankings[name] = guarded(selector, result, ranking)
             result.picks[name] = select(result.instance_id, result.rankings[name], name, seed)
 
 

@@ -40,7 +40,9 @@ from agentic_rubrics.rubric.check_regex import (
 from agentic_rubrics.surrogates import has_lone_surrogates
 from agentic_rubrics.types import Check
 
-ArgKind = Literal["glob", "globs", "regex", "int", "symbols", "flag", "functions"]
+ArgKind = Literal[
+    "glob", "globs", "regex", "int", "symbols", "flag", "functions", "flag_or_functions"
+]
 
 _SYMBOL_RE = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -294,7 +296,7 @@ def _check_problems(check: Check) -> list[tuple[str, str]]:
         return [("check", f"unknown check {check.name!r}; expected one of {', '.join(CHECKS)}")]
     problems: list[tuple[str, str]] = []
     arg = check.arg
-    if spec.arg in ("flag", "functions"):
+    if spec.arg in ("flag", "functions", "flag_or_functions"):
         found = checks_repo.repo_arg_problem(spec.arg, arg)
         problems += [(check.name, found)] if found is not None else []
     elif spec.arg == "int":

@@ -44,7 +44,7 @@ if TYPE_CHECKING:  # pyflakes and the analysis load only when a repository-aware
 
 log = logging.getLogger(__name__)
 
-RepoArgKind = Literal["flag", "functions"]
+RepoArgKind = Literal["flag", "functions", "flag_or_functions"]
 
 FUNCTION_RE = re.compile(r"^[^\s:][^:]*::[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 """``path::qualname``: a repository-relative path, then a name or a dotted ``Class.method``."""
@@ -91,6 +91,14 @@ REPO_CHECKS: dict[str, RepoCheckSpec] = {
             "{no_removed_name_in_use: true}",
         ),
         RepoCheckSpec(
+            "changes_behaviour",
+            "flag_or_functions",
+            "true: the patch changes what a program file in scope does (not only tests, docs,"
+            " comments, docstrings, pass, dead code or layout: rubric/behaviour.py); a function"
+            " (path::Class.method, or a list): that definition's code changes; needs the repository",
+            "{changes_behaviour: 'src/pkg/parser.py::Parser.parse_header'}",
+        ),
+        RepoCheckSpec(
             "changes_function",
             "functions",
             "a changed line lies in this function or class (path::Class.method; or one of a list),"
@@ -119,7 +127,7 @@ def needs_repository(files: Any, arg: Any) -> bool:
 
 def repo_arg_problem(kind: RepoArgKind, arg: Any) -> str | None:
     """What is wrong with a repository-aware check's argument, or ``None``."""
-    if kind == "flag":
+    if kind == "flag" or (kind == "flag_or_functions" and not isinstance(arg, str | list)):
         return None if arg is True else "expected true (this check takes no argument)"
     items = [arg] if isinstance(arg, str) else arg if isinstance(arg, list) else []
     if not items or not all(isinstance(a, str) and FUNCTION_RE.match(a) for a in items):
@@ -225,7 +233,42 @@ def decide(check: Check, result: PostimageResult) -> RepoOutcome:
         return RepoOutcome(1, name)
     if name == "changes_function":
         return _changes_function(files, check.arg)
+    if name == "changes_behaviour":
+        return _changes_behaviour(result, check)
     return _undecided("invalid_check")
+
+
+def _changes_behaviour(result: PostimageResult, check: Check) -> RepoOutcome:
+    """``true``: a program file in scope behaves differently; a function list: one of them does."""
+    from agentic_rubrics.rubric.behaviour import program_file, tree_behaviour
+
+    name = "changes_behaviour"
+    if check.arg is True:
+        scoped = result.model_copy(
+            update={"files": tuple(f for f in result.files if _finding_in_scope(f, check))}
+        )
+        found = tree_behaviour(scoped)
+        if found is None:
+            return _undecided("analysis_incomplete")
+        return RepoOutcome(1 if found else 0, name)
+    targets = [check.arg] if isinstance(check.arg, str) else list(check.arg)
+    undecided = False
+    for target in targets:
+        path, _, qual = target.partition("::")
+        for f in result.files:
+            if path not in (f.path, f.old_path) or not program_file(path):
+                continue
+            if f.behaviour == "changed" and (
+                f.old_path not in (None, f.path)
+                or any(q == qual or q.startswith(qual + ".") for q in f.behaviour_symbols)
+            ):
+                return RepoOutcome(1, name)
+            undecided = undecided or f.behaviour is None
+    return _undecided("analysis_incomplete") if undecided else RepoOutcome(0, name)
+
+
+def _finding_in_scope(f: FileFinding, check: Check) -> bool:
+    return any(_in_scope(p, check) for p in (f.path, f.old_path) if p)
 
 
 def _in_scope(path: str, check: Check) -> bool:
@@ -326,12 +369,17 @@ def _detail_code(reason: str) -> str:
 
 
 async def repo_analyses(
-    task: Task, rubric: Rubric | None, resolve: Callable[[Task], RepoTree | None]
+    task: Task,
+    rubric: Rubric | None,
+    resolve: Callable[[Task], RepoTree | None],
+    *,
+    always: bool = False,
 ) -> RepoAnalyses | None:
-    """The task's tree for its repository-aware items (``None``: the rubric has none). ``resolve``
-    is :meth:`agentic_rubrics.pipeline.context.RunContext.repository` (blocking: run in a thread); a
-    repository that cannot be had leaves those items ``missing: no_repository``, logged."""
-    if not has_repo_checks(rubric):
+    """The task's tree for its repository-aware items (``None``: the rubric has none, and not
+    ``always``). ``resolve`` is :meth:`agentic_rubrics.pipeline.context.RunContext.repository`
+    (blocking: run in a thread); a repository that cannot be had leaves those items ``missing:
+    no_repository``, logged."""
+    if not (always or has_repo_checks(rubric)):
         return None
     try:
         tree = await asyncio.to_thread(resolve, task)

@@ -373,6 +373,7 @@ def json_schema() -> dict[str, Any]:
             ]
         },
     }
+    arg_schemas["flag_or_functions"] = {"anyOf": [{"const": True}, arg_schemas["functions"]]}
     for spec in CHECKS.values():
         arg = arg_schemas[spec.arg]
         props: dict[str, Any] = {

@@ -17,6 +17,8 @@ from agentic_rubrics.exceptions import JudgeError
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.verifiers import Graded, TaskScope
 from agentic_rubrics.protocols import Judge
+from agentic_rubrics.reasons import FUNCTIONAL_AXES, NO_BEHAVIOUR_CHANGE
+from agentic_rubrics.rubric.behaviour import behaviour_of
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, repo_analyses
 from agentic_rubrics.rubric.grounding import repository_source
 from agentic_rubrics.runfolder.digests import rows_digest
@@ -70,30 +72,29 @@ async def judge_task(
         return []
     limit = asyncio.Semaphore(concurrency)
     item_ids = sorted(i.id for _, i in rubric.items())
-    groups: dict[str, list[str]] = {}
-    patches: dict[str, str] = {}
-    for c in task.candidates:
-        key = patch_hash(c.patch)
-        groups.setdefault(key, []).append(c.id)
-        patches.setdefault(key, c.patch)
+    groups, patches = _distinct(task)
+    unchanged = await _unchanged(patches, repository)
+    harm_only = _integrity_only(rubric)
 
     async def one(key: str, repeat: int) -> list[Verdict]:
+        # a candidate that changes no behaviour is asked only what it may harm (integrity)
+        asked = harm_only if key in unchanged else rubric
+        verdicts: list[Verdict] = []
         async with limit:
-            verdicts = await judge.judge(
-                instance_id=task.instance_id,
-                issue=task.problem_statement,
-                rubric=rubric,
-                candidate_id=groups[key][0],
-                patch=patches[key],
-                repeat=repeat,
-            )
+            if any(True for _ in asked.items()):
+                verdicts = await judge.judge(
+                    instance_id=task.instance_id,
+                    issue=task.problem_statement,
+                    rubric=asked,
+                    candidate_id=groups[key][0],
+                    patch=patches[key],
+                    repeat=repeat,
+                )
             if repository is not None:
-                verdicts = await repository.decide_items(rubric, verdicts, patches[key])
-        if sorted(v.item_id for v in verdicts) != item_ids:
-            raise JudgeError(
-                f"{judge.name} returned verdicts for {sorted(v.item_id for v in verdicts)},"
-                f" expected exactly the rubric's items {item_ids}"
-            )
+                verdicts = await repository.decide_items(asked, verdicts, patches[key])
+        if key in unchanged:
+            verdicts += _no_change(task.instance_id, groups[key][0], rubric, repeat)
+        _expect(judge.name, verdicts, item_ids)
         kept = [v for v in verdicts if repeat == 0 or v.origin != "checked"]
         return [v.model_copy(update={"candidate_id": cid}) for cid in groups[key] for v in kept]
 
@@ -110,6 +111,59 @@ async def judge_task(
     return sorted(rows, key=lambda v: (order[v.candidate_id], v.repeat))
 
 
+def _distinct(task: Task) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The task's distinct patches (white space and index lines normalised): the candidates of
+    each, and its text."""
+    groups: dict[str, list[str]] = {}
+    patches: dict[str, str] = {}
+    for c in task.candidates:
+        key = patch_hash(c.patch)
+        groups.setdefault(key, []).append(c.id)
+        patches.setdefault(key, c.patch)
+    return groups, patches
+
+
+def _expect(judge: str, verdicts: list[Verdict], item_ids: list[str]) -> None:
+    """A judge returns exactly one verdict per item of the rubric."""
+    if sorted(v.item_id for v in verdicts) != item_ids:
+        raise JudgeError(
+            f"{judge} returned verdicts for {sorted(v.item_id for v in verdicts)},"
+            f" expected exactly the rubric's items {item_ids}"
+        )
+
+
+async def _unchanged(patches: dict[str, str], repository: RepoAnalyses | None) -> set[str]:
+    """The keys of the patches proven to change no behaviour of the program."""
+    keys = list(patches)
+    found = await asyncio.gather(*(behaviour_of(patches[k], repository) for k in keys))
+    return {k for k, b in zip(keys, found, strict=True) if b.unchanged}
+
+
+def _integrity_only(rubric: Rubric) -> Rubric:
+    """The rubric with its functional axes emptied: what a candidate that changes nothing is asked."""
+    empty: dict[str, list[Any]] = {axis: [] for axis in FUNCTIONAL_AXES}
+    return rubric.model_copy(update={"axes": rubric.axes.model_copy(update=empty)})
+
+
+def _no_change(instance_id: str, candidate_id: str, rubric: Rubric, repeat: int) -> list[Verdict]:
+    """Every functional item of a candidate that changes no behaviour: checked, 0."""
+    return [
+        Verdict(
+            instance_id=instance_id,
+            candidate_id=candidate_id,
+            item_id=item.id,
+            axis=axis,
+            weight=item.weight,
+            origin="checked",
+            value=0,
+            reason=NO_BEHAVIOUR_CHANGE,
+            repeat=repeat,
+        )
+        for axis, item in rubric.items()
+        if axis in FUNCTIONAL_AXES
+    ]
+
+
 async def grade_with_rubric(
     scope: TaskScope, rubric: Rubric | None, status: RubricStatus, reused: bool
 ) -> Graded:
@@ -119,7 +173,11 @@ async def grade_with_rubric(
     config = ctx.config
     repeats = config.judge.repeats if config.judge.kind == "llm" else 1
     only = plan.pairs() if plan is not None and not plan.redo_rubric else None
-    scope.analyses = await repo_analyses(task, rubric, ctx.repository)
+    # the tree is opened for the rubric's repository-aware items, and wherever the explorer has it
+    # anyway: what a candidate does to the program's behaviour is read on it
+    scope.analyses = await repo_analyses(
+        task, rubric, ctx.repository, always=config.explorer.uses_sandbox
+    )
     rows = await judge_task(
         task,
         rubric,

@@ -127,6 +127,8 @@ class BaseSelector:
     description = ""
     needs_model = False
     prompts: tuple[str, ...] = ()
+    guarded = True
+    """Its picks never fall on a candidate that fixes nothing (:func:`guarded`)."""
 
     async def features(self, given: FeatureInput) -> dict[str, Any]:
         return {}

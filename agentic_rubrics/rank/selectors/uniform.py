@@ -9,6 +9,7 @@ from agentic_rubrics.rank.selectors import BaseSelector, Ranking, RankingInput
 class RandomSelector(BaseSelector):
     name = "random"
     description = "every candidate tied: a uniform pick (expected Best@K = Random@K)"
+    guarded = False  # the chance baseline: what a pick of any candidate gives
 
     def ranking(self, task: RankingInput) -> Ranking:
         return random_ranking(list(task.scores))

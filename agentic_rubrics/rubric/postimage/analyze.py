@@ -17,6 +17,7 @@ from typing import Literal
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import parse_patch
 from agentic_rubrics.rubric.postimage.apply import Applied, apply_like_harness, header_paths
+from agentic_rubrics.rubric.postimage.behaviour import compare
 from agentic_rubrics.rubric.postimage.flakes import (
     Parsed,
     check_source,
@@ -186,11 +187,10 @@ def _parse(data: bytes | None, reasons: list[str]) -> tuple[Parsed | None, str |
     return parsed, decode_source(data)
 
 
-def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFinding:
-    reasons: list[str] = []
-    finding = FileFinding(path=c.path, old_path=c.old_path, status=c.status, python=True)
-    if c.too_large or max(len(c.pre or b""), len(c.post or b"")) > config.max_file_bytes:
-        return finding.model_copy(update={"reasons": ("file_too_large",)})
+def _parse_both(
+    c: _Change, reasons: list[str], state: _State
+) -> tuple[Parsed | None, str | None, Parsed | None, str | None]:
+    """Both images parsed and checked, with their text (``None`` where there is none)."""
     t0 = time.perf_counter()
     try:
         pre, pre_text = _parse(c.pre, reasons)
@@ -200,6 +200,15 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
         pre = post = None
         pre_text = post_text = None
     state.timings["python_ms"] = state.timings.get("python_ms", 0.0) + _ms(t0)
+    return pre, pre_text, post, post_text
+
+
+def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFinding:
+    reasons: list[str] = []
+    finding = FileFinding(path=c.path, old_path=c.old_path, status=c.status, python=True)
+    if c.too_large or max(len(c.pre or b""), len(c.post or b"")) > config.max_file_bytes:
+        return finding.model_copy(update={"reasons": ("file_too_large",)})
+    pre, pre_text, post, post_text = _parse_both(c, reasons, state)
     if "not_decodable" in reasons or "pyflakes_error" in reasons:
         return finding.model_copy(update={"reasons": tuple(dict.fromkeys(reasons))})
     t0 = time.perf_counter()
@@ -230,11 +239,20 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
             state.removed += removed_definitions(c.old_path or c.path, pre_image, post_image)
     state.timings["symbols_ms"] = state.timings.get("symbols_ms", 0.0) + _ms(t0)
     parses = None if post is None else post_image is not None
+    t0 = time.perf_counter()
+    what = compare(
+        pre_text if c.pre is not None else None, post_text if c.post is not None else None
+    )
+    renamed = c.old_path is not None and c.old_path != c.path  # the module's import name changed
+    changed = True if renamed else what.changed
+    state.timings["behaviour_ms"] = state.timings.get("behaviour_ms", 0.0) + _ms(t0)
     return finding.model_copy(
         update={
             "introduced": introduced,
             "symbols": symbols,
             "post_parses": parses,
+            "behaviour": None if changed is None else "changed" if changed else "unchanged",
+            "behaviour_symbols": what.symbols,
             "reasons": tuple(reasons),
         }
     )

@@ -165,6 +165,12 @@ class FileFinding(_Frozen):
     post_parses: bool | None = None
     """The post-image parses as Python; ``None``: no post-image (deleted) or it was not analysed
     (see ``reasons``)."""
+    behaviour: Literal["changed", "unchanged"] | None = None
+    """Whether the change can alter what the file's code does (:mod:`.behaviour`: the normal forms of
+    its images differ; a rename always does); ``None``: not a Python file, or not decided (an image
+    that does not parse or was not read)."""
+    behaviour_symbols: tuple[str, ...] = ()
+    """The definitions whose normal form differs (``<module>`` for the module's own statements)."""
     reasons: tuple[str, ...] = ()
     """Why some analysis of this file is missing (keys of ``REASONS``)."""
 
@@ -196,6 +202,8 @@ class Timings(_Frozen):
     """Decoding, parsing and pyflakes on pre- and post-images."""
     symbols_ms: float = 0.0
     """Mapping changed lines to definitions."""
+    behaviour_ms: float = 0.0
+    """Comparing the images' normal forms (:mod:`.behaviour`)."""
     usage_ms: float = 0.0
     """Searching the repository for removed names."""
     total_ms: float = 0.0
