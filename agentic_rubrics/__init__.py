@@ -55,7 +55,7 @@ _LAZY: dict[str, str] = {
     "load_rubric": "agentic_rubrics.rubric.file",
     "parse_rubric": "agentic_rubrics.rubric.file",
     "write_rubric": "agentic_rubrics.rubric.file",
-    "lint": "agentic_rubrics.rubric.file",
+    "lint": "agentic_rubrics.rubric.lint",
     # checks and patches
     "CHECKS": "agentic_rubrics.rubric.checks",
     "run_check": "agentic_rubrics.rubric.checks",
@@ -176,7 +176,8 @@ if TYPE_CHECKING:
     from agentic_rubrics.report.frames import frames
     from agentic_rubrics.rubric.check_verdicts import check_verdicts
     from agentic_rubrics.rubric.checks import CHECKS, run_check
-    from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.rubric.file import load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.rubric.lint import lint
     from agentic_rubrics.runfolder.folder import RunFolder
     from agentic_rubrics.runfolder.report import Report
     from agentic_rubrics.runfolder.tasks import load_tasks

@@ -75,6 +75,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_hostile_replies": "llm",
     "test_run_spending": "llm",
     "test_rubric": "rubric",
+    "test_compound_items": "rubric",
     "test_checks": "rubric",
     "test_checks_repo": "rubric",
     "test_hostile_rubrics": "rubric",
