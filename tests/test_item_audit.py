@@ -38,7 +38,7 @@ axes:
   file_change_rubrics:
     - {id: FC1, description: "Modifies bankdays/calendar.py", weight: 3,
        check: {touches: bankdays/calendar.py}}
-    - {id: FC2, description: "Changes at most 1000 files", weight: 1, check: {max_files: 1000}}
+    - {id: FC2, description: "Changes at most 1000 files\\e[2J", weight: 1, check: {max_files: 1000}}
     - {id: FC3, description: "Modifies no/such/module.py", weight: 1,
        check: {touches: no/such/module.py}}
   spec_alignment_rubrics:
@@ -146,6 +146,10 @@ def test_every_item_agrees_with_the_verdicts_and_labels(reported: Path) -> None:
     assert crafted["SA1"].missing_by_reason and crafted["SA1"].compound is not None
     assert crafted["FC1"].non_discriminating is False and crafted["FC1"].difference is not None
     assert audit.tasks[2].rubric == "rubric_not_found" and audit.tasks[2].items == []
+    status = json.loads(
+        (reported / "rubrics" / audit.tasks[0].instance_id / "status.json").read_text()
+    )
+    assert status["compound_items"] == ["SA1"]  # the lint's finding, recorded with the rubric
     # the run-level figures, by axis and by kind, are the items' own
     defined = [k for k, w in want.items() if got[k].non_discriminating is not None]
     constant = Counter(want[k]["constant"] for k in defined)
@@ -211,6 +215,8 @@ def test_the_table_the_python_function_and_the_refusals(reported: Path, tmp_path
     for axis in ("file_change", "spec_alignment", "integrity", "runtime", "checked", "judged"):
         assert f"\n{axis} " in done.stdout
     assert f"{audit.tasks[0].instance_id}/FC3 " in done.stdout and "all fail" in done.stdout
+    every = CliRunner().invoke(app, ["audit-items", str(copy), "--top", "100"]).stdout
+    assert "Changes at most 1000 files [2J" in every and "\x1b" not in every  # no escape reaches it
     bad = CliRunner().invoke(app, ["audit-items", str(copy), "--format", "xml"])
     assert bad.exit_code == 2 and "expected one of table, json" in bad.output
     with folder_lock(copy):  # another process writing: nothing read half-written

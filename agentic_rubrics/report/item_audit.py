@@ -127,7 +127,8 @@ def render_table(audit: ItemAuditFile, *, items: bool = False) -> str:
     s = audit.summary
     o = s.overall
     out = [
-        f"{s.tasks} tasks ({s.tasks_with_rubric} with a rubric), {o.items} items; labels: {audit.labels}",
+        f"{s.tasks} tasks ({s.tasks_with_rubric} with a rubric), {o.items} items;"
+        f" labels: {_text(audit.labels, 200)}",
         f"non-discriminating (pass or fail for every candidate with a verdict):"
         f" {_rate(o.non_discriminating)} of the items with verdicts from two candidates or more"
         f" ({o.passes_for_all} pass for all, {o.fails_for_all} fail for all), in"

@@ -73,11 +73,11 @@ def _item(
     labelled = [(v, bool(labels[c])) for c, v in values.items() if labels.get(c) is not None]
     resolved = [v for v, y in labelled if y]
     unresolved = [v for v, y in labelled if not y]
-    res, unres = (
-        Rate.of_counts(sum(resolved), len(resolved)),
-        Rate.of_counts(sum(unresolved), len(unresolved)),
-    )
-    both = res.value is not None and unres.value is not None
+    res = Rate.of_counts(sum(resolved), len(resolved))
+    unres = Rate.of_counts(sum(unresolved), len(unresolved))
+    difference = None
+    if res.value is not None and unres.value is not None:
+        difference = res.value - unres.value
     return ItemAudit(
         id=item.id,
         axis=axis,
@@ -96,7 +96,7 @@ def _item(
         constant=("pass" if 1 in distinct else "fail") if defined and len(distinct) == 1 else None,
         resolved=res,
         unresolved=unres,
-        difference=res.value - unres.value if both else None,  # type: ignore[operator]
+        difference=difference,
         roc_auc=roc_auc([v for v, _ in labelled], [y for _, y in labelled]) if labelled else None,
     )
 

@@ -110,6 +110,9 @@ def _mark_of(origin: str, value: int | None, reason: str | None, detail: str | N
     )
 
 
+_FOR_ALL = {"pass": "passes for all", "fail": "fails for all"}
+
+
 def matrix_section(task: TaskView) -> Section | None:
     """Items × candidates: each verdict (judged, checked, missing with its reason; every repeat,
     flips marked), then each candidate's S, coverage, decision, label and the selectors that picked it."""
@@ -147,7 +150,7 @@ def matrix_section(task: TaskView) -> Section | None:
         ' <span class="v vm">–</span> missing (its reason); one mark per repeat;'
         ' <span class="flip">outlined</span>: the repeats disagree.'
         f" {len(flips)} flipping cell(s)."
-        f' <b class="nd">passes for all</b>/<b class="nd">fails for all</b>: every candidate with a'
+        ' <b class="nd">passes for all</b>/<b class="nd">fails for all</b>: every candidate with a'
         f" verdict got the same value, so the item tells the ranking nothing; {len(constant)} such"
         " item(s) (<code>agentic-rubrics audit-items RUN</code> lists every item's figures).</p>"
     )
@@ -156,9 +159,6 @@ def matrix_section(task: TaskView) -> Section | None:
         f"</thead><tbody>{''.join(rows)}</tbody><tfoot>{''.join(foot)}</tfoot></table></div>"
     )
     return "matrix", "Verdicts", markup
-
-
-_FOR_ALL = {"pass": "passes for all", "fail": "fails for all"}
 
 
 def _constant_items(task: TaskView) -> dict[str, str]:
