@@ -55,7 +55,7 @@ _LAZY: dict[str, str] = {
     "load_rubric": "agentic_rubrics.rubric.file",
     "parse_rubric": "agentic_rubrics.rubric.file",
     "write_rubric": "agentic_rubrics.rubric.file",
-    "lint": "agentic_rubrics.rubric.file",
+    "lint": "agentic_rubrics.rubric.lint",
     # checks and patches
     "CHECKS": "agentic_rubrics.rubric.checks",
     "run_check": "agentic_rubrics.rubric.checks",
@@ -73,6 +73,8 @@ _LAZY: dict[str, str] = {
     "write_report": "agentic_rubrics.pipeline.runner",
     "report_folder": "agentic_rubrics.pipeline.runner",
     "frames": "agentic_rubrics.report.frames",
+    "audit_items": "agentic_rubrics.report.item_audit",
+    "ItemAuditFile": "agentic_rubrics.runfolder.item_audit",
     "export_sft": "agentic_rubrics.export.sft",
     "Report": "agentic_rubrics.runfolder.report",
     "register_selector": "agentic_rubrics.rank.selectors",
@@ -174,10 +176,13 @@ if TYPE_CHECKING:
     from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
     from agentic_rubrics.reasons import MISSING_REASONS
     from agentic_rubrics.report.frames import frames
+    from agentic_rubrics.report.item_audit import audit_items
     from agentic_rubrics.rubric.check_verdicts import check_verdicts
     from agentic_rubrics.rubric.checks import CHECKS, run_check
-    from agentic_rubrics.rubric.file import lint, load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.rubric.file import load_rubric, parse_rubric, write_rubric
+    from agentic_rubrics.rubric.lint import lint
     from agentic_rubrics.runfolder.folder import RunFolder
+    from agentic_rubrics.runfolder.item_audit import ItemAuditFile
     from agentic_rubrics.runfolder.report import Report
     from agentic_rubrics.runfolder.tasks import load_tasks
     from agentic_rubrics.sandbox import LocalCopySandbox

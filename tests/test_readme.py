@@ -114,6 +114,7 @@ def test_every_option_in_the_readme_exists() -> None:
         "schema",
         "serve-reward",
         "view",
+        "audit-items",
         "build-env",
         "clean-containers",
     ):

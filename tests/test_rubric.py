@@ -218,7 +218,7 @@ def test_lint_warnings_keep_the_rubric_loadable() -> None:
     )
     _, warnings = parse_rubric(text, "r.yaml")
     text_of = "\n".join(str(w) for w in warnings)
-    assert "joins two criteria with 'and removes'" in text_of
+    assert "compound item: joins two requirements with 'and removes'" in text_of
     assert "third-person verb" in text_of and "'Ensure'" in text_of
     assert "refers to other items (SA2)" in text_of
     assert "duplicate description" in text_of

@@ -133,6 +133,39 @@ def test_flipping_repeats_are_marked_in_the_matrix(reported: Path) -> None:
     assert 'data-reason="provider_error"' in cell.group(1)
 
 
+def test_items_passing_or_failing_for_all_are_marked_in_the_matrix(
+    reported: Path, view: Path
+) -> None:
+    """The rows the task pages mark are report.json's, which are those whose verdicts (counted here
+    from verdicts.jsonl) are one value for every candidate with one."""
+    values: dict[tuple[str, str], list[int]] = {}  # one repeat: a row is a candidate's verdict
+    for _, r in read_jsonl(reported / "verdicts.jsonl"):
+        if r["value"] is not None:
+            values.setdefault((r["instance_id"], r["item_id"]), []).append(r["value"])
+    marked_any = 0
+    for task in report_json(reported)["tasks"]:
+        iid, nd = task["instance_id"], task["non_discriminating"]
+        html = (view / page_name(iid)).read_text()
+        marked = dict(
+            re.findall(r'<tr data-item="([^"]+)" class="nd" data-constant="(\w+)">', html)
+        )
+        assert marked == {
+            **dict.fromkeys(nd["passes_for_all"], "pass"),
+            **dict.fromkeys(nd["fails_for_all"], "fail"),
+        }
+        constant = {
+            i: {1: "pass", 0: "fail"}[v[0]]
+            for (t, i), v in values.items()
+            if t == iid and len(v) >= 2 and len(set(v)) == 1
+        }
+        assert marked == constant
+        assert f"{len(marked)} such item(s)" in html
+        marked_any += len(marked)
+    assert marked_any > 0
+    index = (view / "index.html").read_text()
+    assert '<option value="nondisc">' in index and '"nondisc": ' in index
+
+
 def test_another_verifier_adds_its_artifacts_with_one_function(reported: Path) -> None:
     task = load_view(reported).tasks[0]
 
@@ -439,6 +472,9 @@ def test_filters_and_sorting(watched: Watched, reported: Path) -> None:
     )
     page.select_option("#filter", "missing")
     assert sorted(every_row(page)) == missing
+    nondisc = sorted(t["instance_id"] for t in tasks if t["non_discriminating"]["count"])
+    page.select_option("#filter", "nondisc")
+    assert sorted(every_row(page)) == nondisc and nondisc
     page.select_option("#filter", "all")
     page.fill("#find", "EVIL/")
     assert shown_ids(page) == [HOSTILE_ID]

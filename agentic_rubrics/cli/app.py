@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentic_rubrics.cli.audit_items import audit_items as _audit_items
 from agentic_rubrics.cli.docker import build_env as _build_env
 from agentic_rubrics.cli.docker import clean_containers as _clean_containers
 from agentic_rubrics.cli.envcheck import env_check as _env_check
@@ -364,6 +365,7 @@ app.command("fit")(_fit)
 app.command("serve-reward")(_serve_reward)
 app.command("export-sft")(_export_sft)
 app.command("view")(_view)
+app.command("audit-items")(_audit_items)
 app.command("env-check")(_env_check)
 app.command("build-env")(_build_env)
 app.command("clean-containers")(_clean_containers)

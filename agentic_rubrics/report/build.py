@@ -20,6 +20,7 @@ from agentic_rubrics.rank.intervals import Intervals
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
 from agentic_rubrics.report.compare import compare
+from agentic_rubrics.report.item_stats import non_discriminating, task_non_discriminating
 from agentic_rubrics.report.repeats import repeat_stability
 from agentic_rubrics.report.results import TaskResult, rank_tasks, run_cost, verifier_summary
 from agentic_rubrics.report.selection import choose, primary_reason, primary_weights
@@ -309,6 +310,8 @@ def _rubrics_section(results: list[TaskResult], repos: dict[str, Any]) -> dict[s
         "repository_url": repos["url_template"] or "none" if "url_template" in repos else None,
         # items naming the repository's files; the static explorer's leads that found nothing
         "grounding": grounding_report(t.progress.rubric for t in results),
+        # items that pass or fail for every candidate: no signal for the ranking
+        "non_discriminating": non_discriminating([t.items for t in results if t.items is not None]),
     }
 
 
@@ -385,4 +388,5 @@ def _task_summary(t: TaskResult, selectors: list[str]) -> dict[str, Any]:
             }
             for name in selectors
         },
+        "non_discriminating": None if t.items is None else task_non_discriminating(t.items),
     }

@@ -6,7 +6,8 @@ from typing import Any
 
 from agentic_rubrics.report.compare import comparison_lines
 from agentic_rubrics.rubric.grounding import grounding_markdown
-from agentic_rubrics.runfolder.report import Cost, Rate, Report, Similarity
+from agentic_rubrics.runfolder.rates import Rate
+from agentic_rubrics.runfolder.report import Cost, Report, Similarity
 
 
 def _fmt(x: float | None, ci: list[float] | None = None) -> str:
@@ -318,7 +319,22 @@ def _coverage_lines(report: Report) -> list[str]:
         f"missing {origins['missing']} ({missing}). Missing verdicts are excluded from S, never 0.",
         f"- Items with a verdict: {_pct(cov.items_with_verdict)}; weight with a verdict: "
         f"{_pct(cov.weight_with_verdict)}; candidates with S: {_pct(cov.candidates_with_score)}.",
+        *_non_discriminating_lines(report),
         *_fit_lines(report.fitted_weights),
+    ]
+
+
+def _non_discriminating_lines(report: Report) -> list[str]:
+    nd = report.rubrics.non_discriminating
+    if nd is None:
+        return []
+    return [
+        f"- Non-discriminating items: {_pct(nd.items)} of the items with verdicts from two candidates"
+        f" or more pass or fail for every candidate of their task ({nd.passes_for_all} pass for all,"
+        f" {nd.fails_for_all} fail for all; in {nd.tasks_with_any} tasks): they move every S of a"
+        " pool alike and tell the ranking nothing. `agentic-rubrics audit-items RUN` gives each"
+        " item's pass rate, the shares by axis and check kind, and how each item separates resolved"
+        " from unresolved candidates; the view marks them in each task's verdict matrix."
     ]
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from agentic_rubrics.report.item_stats import items_of
 from agentic_rubrics.rubric.checks_repo import is_repo_check
+from agentic_rubrics.runfolder.item_audit import ItemAudit
 from agentic_rubrics.runfolder.recorded import VerifierEntry
 from agentic_rubrics.runfolder.rows import ProgressRow
 from agentic_rubrics.types import CandidateScore, Rubric, Selection, Verdict
@@ -62,6 +65,15 @@ class TaskResult:
             return 0
         aware = {item.id for _, item in self.rubric.items() if is_repo_check(item.check)}
         return sum(1 for v in self.verdicts if v.item_id in aware)
+
+    @cached_property
+    def items(self) -> list[ItemAudit] | None:
+        """Its rubric's items over its pool (:mod:`agentic_rubrics.report.item_stats`); ``None``
+        without a rubric."""
+        if self.rubric is None:
+            return None
+        candidates = [c.id for c in self.progress.candidates]
+        return items_of(self.rubric, self.verdicts, candidates, self.labels)
 
     @property
     def explored_from(self) -> str:

@@ -15,22 +15,14 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from agentic_rubrics.datasets.inputs import scored_patches, text_hash
 from agentic_rubrics.datasets.labels import recorded_tasks_file
 from agentic_rubrics.exceptions import DataError, RubricError
 from agentic_rubrics.rubric.file import load_rubric
-from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.report import Report, TaskSummary
-from agentic_rubrics.runfolder.rows import (
-    ProgressRow,
-    ScoreRow,
-    Trajectory,
-    field_error,
-    read_row,
-)
+from agentic_rubrics.runfolder.reported import read_report, read_scores
+from agentic_rubrics.runfolder.rows import ProgressRow, ScoreRow, Trajectory, read_row
 from agentic_rubrics.runfolder.tasks import load_tasks
 from agentic_rubrics.types import Rubric, Verdict
 
@@ -131,16 +123,8 @@ def load_view(root: Path) -> RunView:
         DataError: not a run folder, not reported yet, or a file of the wrong shape (file, line, field).
     """
     folder = RunFolder(root)
-    folder.config()  # not a run folder: say so first
-    report = _report(folder)
-    scores: dict[str, dict[str, ScoreRow]] = {}
-    if not folder.scores_path.exists():
-        raise DataError(
-            f"{folder.scores_path}: file not found; run `agentic-rubrics report --out {root}`"
-        )
-    for line, record in read_jsonl(folder.scores_path):
-        score = read_row(ScoreRow, record, f"{folder.scores_path}:{line}")
-        scores.setdefault(score.instance_id, {})[score.candidate_id] = score
+    report, _ = read_report(folder)
+    scores = read_scores(folder)
     progress = folder.progress()
     verdicts, _ = folder.verdicts()
     patches = scored_patches(folder)
@@ -166,24 +150,6 @@ def load_view(root: Path) -> RunView:
         _fill(folder, task, issues, issue_note)
         tasks.append(task)
     return RunView(root=root, report=report, tasks=tasks, plots=_plots(root, report))
-
-
-def _report(folder: RunFolder) -> Report:
-    path = folder.report_json
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise DataError(
-            f"{path}: file not found; report the run first: agentic-rubrics report --out {folder.root}"
-        ) from exc
-    except (ValueError, RecursionError) as exc:
-        raise DataError(f"{path}: not JSON ({exc})") from exc
-    if not isinstance(record, dict):
-        raise DataError(f"{path}: expected a JSON object")
-    try:
-        return Report.model_validate(record)
-    except ValidationError as exc:
-        raise DataError(f"{path}: {field_error(exc)}") from exc
 
 
 def _issues(folder: RunFolder) -> tuple[dict[str, str], str]:

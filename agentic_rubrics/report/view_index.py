@@ -80,6 +80,8 @@ def task_row(task: TaskView) -> dict[str, Any]:
         "s_max": s_range[1] if s_range else None,
         "coverage": task.coverage(),
         "flips": len(task.flips()),
+        # report.json's count of items passing or failing for every candidate (None: not counted)
+        "nondisc": None if s.non_discriminating is None else s.non_discriminating.count,
         "missing": dict(task.missing_by_reason()),
         "picks": {n: [p.candidate_id, p.resolved] for n, p in s.picks.items()},
         "usd": usd,
@@ -153,6 +155,7 @@ def _controls(view: RunView) -> str:
         ("wrong", "wrong pick (a resolved candidate was there)"),
         ("lowcov", f"coverage below {LOW_COVERAGE:.0%} (or no rubric)"),
         ("flaky", "flaky (repeats disagree)"),
+        ("nondisc", "non-discriminating items (pass or fail for all)"),
         ("missing", "any missing verdict"),
         *((f"missing:{r}", f"missing: {r}") for r in reasons),
     ]
@@ -180,6 +183,7 @@ def index_page(view: RunView, page_size: int = PAGE_SIZE) -> str:
         ("s_max", "S range"),
         ("coverage", "coverage"),
         ("flips", "flips"),
+        ("nondisc", "same for all"),
         ("missing_n", "missing"),
         *((f"pick:{n}", n) for n in names),
         ("usd", "cost $"),

@@ -110,11 +110,15 @@ def _mark_of(origin: str, value: int | None, reason: str | None, detail: str | N
     )
 
 
+_FOR_ALL = {"pass": "passes for all", "fail": "fails for all"}
+
+
 def matrix_section(task: TaskView) -> Section | None:
     """Items × candidates: each verdict (judged, checked, missing with its reason; every repeat,
     flips marked), then each candidate's S, coverage, decision, label and the selectors that picked it."""
     cids = task.candidate_ids
     flips = task.flips()
+    constant = _constant_items(task)
     head = "".join(f'<th data-candidate="{esc(c)}">{esc(c)}</th>' for c in cids)
     rows = []
     items = [(a, i.id, i.weight) for a, i in task.rubric.items()] if task.rubric else []
@@ -127,7 +131,11 @@ def matrix_section(task: TaskView) -> Section | None:
             marks = "".join(_mark(v) for v in task.cell(cid, item_id))
             cells.append(f'<td data-candidate="{esc(cid)}"{cls}>{marks}</td>')
         label = f"<code>{esc(item_id)}</code> <small>{esc(AXIS_NAMES.get(axis, axis))} ×{esc(weight)}</small>"
-        rows.append(f'<tr data-item="{esc(item_id)}"><th>{label}</th>{"".join(cells)}</tr>')
+        same = constant.get(item_id)  # read from report.json, never recomputed here
+        mark = f' class="nd" data-constant="{same}"' if same else ""
+        if same:
+            label += f' <b class="nd" title="no signal for the ranking">{_FOR_ALL[same]}</b>'
+        rows.append(f'<tr data-item="{esc(item_id)}"{mark}><th>{label}</th>{"".join(cells)}</tr>')
     foot = [
         _foot_row(task, "S", lambda c: _s_cell(task, c)),
         _foot_row(task, "coverage", lambda c: pct(_coverage(task, c))),
@@ -141,13 +149,27 @@ def matrix_section(task: TaskView) -> Section | None:
         ' <span class="v vc1">✓</span>/<span class="v vc0">✗</span> checked,'
         ' <span class="v vm">–</span> missing (its reason); one mark per repeat;'
         ' <span class="flip">outlined</span>: the repeats disagree.'
-        f" {len(flips)} flipping cell(s).</p>"
+        f" {len(flips)} flipping cell(s)."
+        ' <b class="nd">passes for all</b>/<b class="nd">fails for all</b>: every candidate with a'
+        f" verdict got the same value, so the item tells the ranking nothing; {len(constant)} such"
+        " item(s) (<code>agentic-rubrics audit-items RUN</code> lists every item's figures).</p>"
     )
     markup = (
         f'{legend}<div class="scroll"><table class="matrix"><thead><tr><th>item</th>{head}</tr>'
         f"</thead><tbody>{''.join(rows)}</tbody><tfoot>{''.join(foot)}</tfoot></table></div>"
     )
     return "matrix", "Verdicts", markup
+
+
+def _constant_items(task: TaskView) -> dict[str, str]:
+    """report.json's non-discriminating items of the task: id -> ``pass`` or ``fail``."""
+    found = task.summary.non_discriminating
+    if found is None:  # a report written before they were counted: nothing marked
+        return {}
+    return {
+        **dict.fromkeys(found.passes_for_all, "pass"),
+        **dict.fromkeys(found.fails_for_all, "fail"),
+    }
 
 
 def _score(task: TaskView, cid: str) -> float | None:

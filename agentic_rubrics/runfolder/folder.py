@@ -22,6 +22,7 @@ from agentic_rubrics.runfolder.files import (
     atomic_write_text,
     read_jsonl,
 )
+from agentic_rubrics.runfolder.item_audit import ITEM_AUDIT_FILE
 from agentic_rubrics.runfolder.recorded import LEGACY_VERIFIERS, RecordedConfig, VerifierEntry
 from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, read_row
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
@@ -102,11 +103,11 @@ class RunFolder:
 
     def _discard(self, verifiers: dict[str, VerifierEntry] | None) -> None:
         """A restart: every result of the folder removed (the response cache too: a restarted run
-        must not get its answers from the old one; and the HTML view of the results)."""
+        must not get its answers from the old one; and the HTML view and item audit of the results)."""
         for child in (
             *(self.config_path, self.verdicts_path, self.progress_path, self.selections_path),
             *(self.report_json, self.report_md, self.scores_path, self.patches_path),
-            self.spend_path,
+            *(self.spend_path, self.root / ITEM_AUDIT_FILE),
         ):
             child.unlink(missing_ok=True)
         for folder in (

@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from agentic_rubrics.runfolder.comparisons import Comparisons
+from agentic_rubrics.runfolder.item_audit import NonDiscriminating, TaskNonDiscriminating
+from agentic_rubrics.runfolder.rates import Rate
 from agentic_rubrics.runfolder.view import JsonView
 from agentic_rubrics.types import SCHEMA
 
@@ -22,17 +24,6 @@ Number = int | float
 
 class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class Rate(_Part):
-    """A fraction with the counts it rests on."""
-
-    value: float | None
-    """``n / of``; ``None`` when ``of`` is 0."""
-    n: int
-    """The numerator."""
-    of: int
-    """The denominator."""
 
 
 class SelectionSummary(_Part):
@@ -135,6 +126,9 @@ class Rubrics(_Part):
     was off (``--repo-url none``); ``None`` in reports written before it was recorded."""
     grounding: GroundingSummary
     """How grounded the rubrics are."""
+    non_discriminating: NonDiscriminating | None = None
+    """Items that pass or fail for every candidate of their task (``None``: written before it was
+    counted); ``agentic-rubrics audit-items`` gives each item's figures."""
 
 
 class Verdicts(_Part):
@@ -311,6 +305,9 @@ class TaskSummary(_Part):
     """Each selector's pick."""
     cost: dict[str, dict[str, Number]]
     """The task's model use by phase."""
+    non_discriminating: TaskNonDiscriminating | None = None
+    """Its rubric's items that pass or fail for every candidate (``None``: no rubric, or written
+    before it was counted)."""
 
 
 class Problems(_Part):

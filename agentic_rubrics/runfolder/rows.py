@@ -83,6 +83,9 @@ class RubricStatus(RowBase):
     """Items decided by a check (when ok)."""
     lint_warnings: int | None = None
     """Lint warnings of the rubric as written (when ok)."""
+    compound_items: list[str] | None = None
+    """The ids of its compound items, each also a lint warning (when ok; ``None`` in a status
+    written before they were counted)."""
     repository: dict[str, Any] | None = None
     """The repository tree's record (:meth:`agentic_rubrics.repos.RepoTree.record`): source, cache hit
     or fetch, times; no local path, no credentials."""

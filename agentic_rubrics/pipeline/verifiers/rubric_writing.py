@@ -20,6 +20,7 @@ from agentic_rubrics.pipeline.verifiers.artifacts import (
     write_in_sandbox,
     writer_trajectory,
 )
+from agentic_rubrics.rubric.compound import compound_items
 from agentic_rubrics.rubric.file import (
     dump_rubric_document,
     load_rubric,
@@ -133,6 +134,7 @@ async def write_rubric(
             items=sum(1 for _ in rubric.items()),
             checked_items=sum(1 for _, i in rubric.items() if i.check is not None),
             lint_warnings=len(warnings),
+            compound_items=sorted(compound_items(rubric)),
         )
     status["seconds"] = round(time.monotonic() - started, 3)
     trajectory = None

@@ -24,6 +24,7 @@
     if (f === "wrong" && !t.wrong) return false;
     if (f === "lowcov" && !(t.coverage === null || t.coverage < LOW)) return false;
     if (f === "flaky" && !(t.flips > 0)) return false;
+    if (f === "nondisc" && !(t.nondisc > 0)) return false;
     if (f === "missing" && !(t.missing_n > 0)) return false;
     if (f.indexOf("missing:") === 0 && !(t.missing[f.slice(8)] > 0)) return false;
     if (state.find) {
@@ -70,6 +71,7 @@
     cell(tr, t.s_min === null ? "–" : text(t.s_min, 3) + " – " + text(t.s_max, 3));
     cell(tr, t.coverage === null ? "no rubric: " + t.rubric : (100 * t.coverage).toFixed(1) + "%", "num");
     cell(tr, text(t.flips), "num");
+    cell(tr, text(t.nondisc), "num");
     const why = Object.keys(t.missing).sort().map(function (k) { return k + " " + t.missing[k]; });
     cell(tr, why.join(", ") || "0");
     data.selectors.forEach(function (name) {
