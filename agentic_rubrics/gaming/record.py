@@ -98,6 +98,8 @@ class SanityReport(_Model):
     """The reward columns (``reward_checks``; ``reward_judged`` with a judge model)."""
     guarded: list[str]
     """The columns ``--fail-on-win`` checks."""
+    attack_kinds: list[str]
+    """The attack kinds measured, in the order the table lists them."""
     kinds: dict[str, KindSummary]
     tasks: TaskCounts
     per_task: list[TaskEntry]
@@ -148,7 +150,8 @@ def table(report: SanityReport) -> str:
     columns = report.columns
     head = ["attack", "built", *(c + ("*" if c in report.guarded else "") for c in columns)]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for kind, s in report.kinds.items():
+    for kind in report.attack_kinds:
+        s = report.kinds[kind]
         cells = []
         for c in columns:
             cell = s.wins.get(c)

@@ -269,6 +269,7 @@ def measure(
         selectors=selectors,
         rewards=plan.rewards,
         guarded=plan.guarded,
+        attack_kinds=plan.kinds,
         kinds=summarise(entries, plan.kinds, [*selectors, *plan.rewards]),
         tasks=TaskCounts(
             given=len(entries),
