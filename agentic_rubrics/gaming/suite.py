@@ -163,7 +163,9 @@ def _given(config: RunConfig, pairs: Iterable[tuple[str, str]], dest: Path) -> R
         given = section.given() if section is not None else None
         if section is None or given is None:
             continue
-        key = next(k for k in type(section).model_fields if getattr(section, k) == given)
+        key = next((k for k in type(section).model_fields if getattr(section, k) == given), None)
+        if key is None:  # a verifier whose given folder is no setting of its own: left as it is
+            continue
         root = dest / spec.folder
         for copy, original in pairs:
             source = _given_folder(Path(given), original)
