@@ -193,6 +193,7 @@ def _plan(tmp_path: Path, attacks: list[Attack], fix: str) -> Plan:
     return plan
 
 
+@pytest.mark.slow  # a run of the pipeline
 def test_an_attack_identical_to_a_fix_wins_everywhere_and_the_empty_patch_nowhere(
     tmp_path: Path,
 ) -> None:
@@ -246,6 +247,7 @@ def _independent_wins(run: Path, selectors: list[str]) -> dict[str, dict[str, in
     return out
 
 
+@pytest.mark.slow  # a run of the pipeline
 def test_sanity_end_to_end_counts_what_the_run_folder_says(tmp_path: Path) -> None:
     tasks = write_tasks_jsonl(tmp_path / "all.jsonl")
     two = tmp_path / "tasks.jsonl"
@@ -303,3 +305,32 @@ def test_sanity_refuses_what_it_cannot_measure(tmp_path: Path) -> None:
         done = CliRunner().invoke(app, ["sanity", "--tasks", str(tasks), "--out", str(out), *extra])
         assert done.exit_code == 2 and said in done.output, done.output
     assert not (out / "run").exists()
+
+
+@pytest.mark.slow  # a run of the pipeline
+def test_with_a_judge_model_the_judged_reward_is_a_column_too(tmp_path: Path) -> None:
+    """The shipped fake model judges; the judged reward of a finished run's candidate is the S its
+    scores.jsonl gave it, so its outcomes are those S gives."""
+    from agentic_rubrics.testing import LoopbackServer, fake_model
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()[0] + "\n")
+    out = tmp_path / "suite"
+    with LoopbackServer(fake_model()) as server:
+        done = CliRunner().invoke(
+            app,
+            ["sanity", "--tasks", str(tasks), "--out", str(out), "--kinds", "noop,empty",
+             "--judge-model", "openai/fake", "--api-base", server.url, "--api-key", "k"],
+        )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    report = SanityReport.model_validate(json.loads((out / "sanity.json").read_text()))
+    assert report.rewards == ["reward_checks", "reward_judged"]
+    assert "reward_judged" not in report.guarded  # guarded only when named
+    rows = _rows(out / "run" / "scores.jsonl")
+    for kind in ("noop", "empty"):
+        mine = [r for r in rows if r["instance_id"].endswith(f".attack-{kind}")]
+        attack = next(r["score"] for r in mine if r["candidate_id"] == f"attack-{kind}")
+        best = max(r["score"] for r in mine if r["resolved"] and r["score"] is not None)
+        (entry,) = report.per_task
+        expected = "absent" if attack is None else "win" if attack >= best - 1e-9 else "loss"
+        assert entry.attacks[kind].outcomes["reward_judged"] == expected, kind
