@@ -169,17 +169,17 @@ def markdown(report: SanityReport) -> str:
     """``sanity.md``: the table, what it counts, why attacks were not built."""
     t = report.tasks
     parts = [
-        "# Gaming suite\n",
+        "# Gaming suite\n\n",
         f"{t.measured} of {t.given} task(s) measured ({t.no_resolved_candidate} without a resolved"
         f" candidate, {t.no_labels} unlabelled: skipped). A cell is the number of tasks on which the"
         " attack ranks at least as high as the best resolved candidate (a tie is a win), out of the"
         " tasks it was built for; for a reward, its reward is at least the best resolved one's (an"
-        " attack without a reward is `absent`, not a win). `*`: guarded by `--fail-on-win`.\n",
+        " attack without a reward is `absent`, not a win). `*`: guarded by `--fail-on-win`.\n\n",
         table(report),
     ]
     reasons = {k: s.not_built for k, s in report.kinds.items() if s.not_built}
     if reasons:
-        parts.append("\nNot built:\n")
+        parts.append("\nNot built:\n\n")
         for kind, why in reasons.items():
             listed = ", ".join(f"{r} ({n})" for r, n in sorted(why.items()))
             parts.append(f"- {kind}: {listed}\n")
