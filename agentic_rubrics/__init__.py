@@ -83,6 +83,9 @@ _LAZY: dict[str, str] = {
     "VerifierSettings": "agentic_rubrics.pipeline.verifiers",
     "Graded": "agentic_rubrics.pipeline.verifiers",
     "load_tasks": "agentic_rubrics.runfolder.tasks",
+    "sanity": "agentic_rubrics.gaming.suite",
+    "SanityReport": "agentic_rubrics.gaming.record",
+    "ATTACK_KINDS": "agentic_rubrics.gaming.attacks",
     "RunFolder": "agentic_rubrics.runfolder.folder",
     "load_examples": "agentic_rubrics.datasets.bundled",
     "write_tasks_jsonl": "agentic_rubrics.datasets.bundled",
@@ -147,6 +150,9 @@ if TYPE_CHECKING:
     from agentic_rubrics.explore import ExplorerConfig
     from agentic_rubrics.explore.static import StaticExplorer
     from agentic_rubrics.export.sft import export_sft
+    from agentic_rubrics.gaming.attacks import ATTACK_KINDS
+    from agentic_rubrics.gaming.record import SanityReport
+    from agentic_rubrics.gaming.suite import sanity
     from agentic_rubrics.judge.judges import ChecksJudge, JudgeConfig, LLMJudge
     from agentic_rubrics.llm.door import LLM, Ledger, LLMConfig
     from agentic_rubrics.patch import parse_patch

@@ -132,6 +132,8 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_repos_pipeline": "pipeline",
     "test_run_failures": "pipeline",
     "test_reward": "reward",
+    "test_gaming": "gaming",
+    "test_gaming_gate": "gaming",
     "test_cli_help": "face",
     "test_options": "face",
     "test_readme": "face",

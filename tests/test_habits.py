@@ -26,6 +26,7 @@ INTERNAL_SIGNALS = {
     "InvalidAtLastTurn": "explore/agent_tools.py: caught by the agent loop",
     "NeedsRepository": "rubric/checks_repo.py: caught by run_check, becomes no_repository",
     "_Refused": "reward/server.py: caught by the request handler, becomes a 4xx or 5xx answer",
+    "NotBuilt": "gaming/target.py: caught by gaming/attacks.py, becomes an attack's reason code",
 }
 """Exceptions outside the AgenticRubricsError tree: internal signals that never leave the package."""
 

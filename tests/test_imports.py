@@ -55,6 +55,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("pipeline", ["pipeline", "pipeline.*"]),
     # rewards: the run's judging and scoring driven per (instance, patch), for RL frameworks
     ("reward", ["reward", "reward.*"]),
+    # the gaming suite: attacks added to the user's tasks, measured with the run and the reward
+    ("gaming", ["gaming", "gaming.*"]),
     # the package root is the public face only: it hands names on lazily, and no module imports it
     ("face", [ROOT, "cli", "cli.*", "testing", "testing.*"]),
 ]

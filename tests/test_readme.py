@@ -113,6 +113,7 @@ def test_every_option_in_the_readme_exists() -> None:
         "export-sft",
         "schema",
         "serve-reward",
+        "sanity",
         "view",
         "audit-items",
         "build-env",

@@ -23,6 +23,7 @@ from agentic_rubrics.cli.export_sft import export_sft as _export_sft
 from agentic_rubrics.cli.fit import fit as _fit
 from agentic_rubrics.cli.options import RunOptions, with_run_options
 from agentic_rubrics.cli.reward import serve_reward as _serve_reward
+from agentic_rubrics.cli.sanity import sanity as _sanity
 from agentic_rubrics.cli.swebench_import import pool_summary, runs
 from agentic_rubrics.cli.view import view as _view
 
@@ -363,6 +364,7 @@ def _demo(
 app.command("demo")(with_run_options(_demo, ["out"]))
 app.command("fit")(_fit)
 app.command("serve-reward")(_serve_reward)
+app.command("sanity")(_sanity)
 app.command("export-sft")(_export_sft)
 app.command("view")(_view)
 app.command("audit-items")(_audit_items)
