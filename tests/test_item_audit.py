@@ -38,12 +38,12 @@ axes:
   file_change_rubrics:
     - {id: FC1, description: "Modifies bankdays/calendar.py", weight: 3,
        check: {touches: bankdays/calendar.py}}
-    - {id: FC2, description: "Changes at most 1000 files\\e[2J", weight: 1, check: {max_files: 1000}}
     - {id: FC3, description: "Modifies no/such/module.py", weight: 1,
        check: {touches: no/such/module.py}}
   spec_alignment_rubrics:
     - {id: SA1, description: "Raises ValueError and keeps the message", weight: 2}
-  integrity_rubrics:
+  integrity_rubrics:  # FC2 here: the pool's docs-only candidate fails every functional item
+    - {id: FC2, description: "Changes at most 1000 files\\e[2J", weight: 1, check: {max_files: 1000}}
     - {id: IN1, description: "Adds no skip or xfail marker to tests", weight: 3,
        check: {adds_no_match: "pytest\\\\.mark\\\\.(skip|xfail)"}}
   runtime_rubrics: []
