@@ -129,6 +129,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_repos_pipeline": "pipeline",
     "test_run_failures": "pipeline",
     "test_reward": "reward",
+    "test_reward_absent": "reward",
     "test_cli_help": "face",
     "test_options": "face",
     "test_readme": "face",

@@ -47,7 +47,8 @@ RunOpt = Annotated[
     typer.Option(
         "--run",
         help="A finished run folder: its judge, policy, rubrics and tasks file (instead of"
-        " --rubrics/--tasks; the judge options are then ignored except --checks-only).",
+        " --rubrics/--tasks; the judge options are then ignored except --checks-only and"
+        " --timeout).",
     ),
 ]
 ChecksOpt = Annotated[
@@ -130,7 +131,9 @@ def _open_scorer(
     try:
         if run is not None:
             judge: Literal["run", "checks"] = "checks" if checks_only else "run"
-            return RewardScorer.from_run(run, judge=judge, state_dir=state, api_key=opts.api_key)
+            return RewardScorer.from_run(
+                run, judge=judge, state_dir=state, api_key=opts.api_key, timeout=opts.timeout
+            )
         if opts.rubrics is None:
             raise typer.BadParameter("give --rubrics DIR (with --tasks), or --run FOLDER")
         config = load_config(opts.config, opts.overrides())
@@ -142,6 +145,7 @@ def _open_scorer(
             tasks=load_tasks(tasks) if tasks is not None else None,
             state_dir=state,
             api_key=opts.api_key,
+            timeout=opts.timeout,
         )
     except AgenticRubricsError as exc:
         raise failed(exc) from exc
