@@ -61,6 +61,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_package": "base",
     "test_rows": "base",
     "test_secrets": "base",
+    "test_redaction": "base",
     "test_hostile_bounds": "base",
     "test_hostile_inputs": "base",
     "test_hostile_rows": "base",
