@@ -75,11 +75,9 @@ def load_specs(path: Path) -> dict[str, EnvSpec]:
     from pydantic import ValidationError
 
     from agentic_rubrics.exceptions import ConfigError
+    from agentic_rubrics.runfolder.files import read_json
 
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
+    raw = read_json(path, ConfigError)  # a located error, also for 100,000 nested lists
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected an object of specs by owner/name[@version] or *")
     out = {}
