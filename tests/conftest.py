@@ -131,6 +131,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_run_failures": "pipeline",
     "test_reward": "reward",
     "test_reward_absent": "reward",
+    "test_reward_connections": "reward",
     "test_cli_help": "face",
     "test_options": "face",
     "test_readme": "face",

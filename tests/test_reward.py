@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -338,6 +339,10 @@ def test_serve_reward_command_serves_and_stops_on_sigterm(tmp_path: Path) -> Non
             "--port",
             "0",
             "--checks-only",
+            "--header-timeout",
+            "1.5",
+            "--max-connections",
+            "4",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -349,6 +354,11 @@ def test_serve_reward_command_serves_and_stops_on_sigterm(tmp_path: Path) -> Non
         assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
         status, body, _ = _post(url, _score_body())
         assert status == 200 and body["S"] == 1.0
+        # a connection that sends nothing is closed at --header-timeout
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as idle:
+            started = time.monotonic()
+            assert idle.recv(100) == b"" and time.monotonic() - started < 15
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
         assert proc.stderr is not None and "stopped" in proc.stderr.read()

@@ -32,10 +32,6 @@ from agentic_rubrics.types import SCHEMA, Verdict
 StatusRow = TypeVar("StatusRow", RubricStatus, ArtifactStatus)
 
 
-def _hash_of(recorded: object) -> object:
-    return recorded.get("config_hash") if isinstance(recorded, dict) else None
-
-
 class RunFolder:
     """A run's folder: configuration, rubrics, verdicts, progress, selections and reports.
 
@@ -77,10 +73,11 @@ class RunFolder:
         """
         if self.config_path.exists() and not restart:
             recorded = read_json(self.config_path)
-            if not isinstance(recorded, dict) or recorded.get("config_hash") != config_hash:
+            found = recorded.get("config_hash") if isinstance(recorded, dict) else None
+            if found != config_hash:
                 raise ConfigError(
                     f"{self.config_path}: this folder was started with configuration"
-                    f" {_hash_of(recorded)}, not {config_hash}; use another --out folder,"
+                    f" {found}, not {config_hash}; use another --out folder,"
                     " or --restart to discard its results"
                 )
             described = _entries(verifiers) if verifiers is not None else recorded.get("verifiers")
