@@ -120,21 +120,29 @@ def _within(seconds: float, call: Any) -> tuple[Any, float]:
     return got[0], time.monotonic() - started
 
 
+def _stalls_after_the_first(body: dict[str, Any], n: int) -> Reply:
+    """Answers the first request (the scorer is built and the model library loaded: no call's time),
+    then never answers."""
+    return _answer({"SA1": 1, "SA2": 1, "RT1": 1})(body, n) if n == 0 else Reply(action="hang")
+
+
 def test_a_stalled_model_gives_an_absent_reward_within_the_timeout(tmp_path: Path) -> None:
-    with LoopbackServer(lambda b, n: Reply(action="hang")) as model:
+    with LoopbackServer(_stalls_after_the_first) as model:
         info = _settings(tmp_path, model)
         one = {"timeout": 1.5, "max_retries": 0}
-        got, took = _within(60, lambda: compute_score("swe", GOOD, None, info, **one))
+        assert compute_score("swe", GOOD, None, info, **one) == 1.0
+        stalled = GOOD.replace("x = 2", "x = 3")
+        got, took = _within(60, lambda: compute_score("swe", stalled, None, info, **one))
         assert got is None
-        # retries off: one attempt, cut at the timeout (a second call reuses the scorer)
-        assert 1.5 <= took < 15, took
+        # retries off: one attempt, cut at the timeout
+        assert 1.5 <= took < 10, took
         flagged, took = _within(
             60,
             lambda: compute_score(
-                "swe", GOOD.replace("2", "3"), None, info, **one, abstain=-1.0, details=True
+                "swe", GOOD.replace("x = 2", "x = 4"), None, info, **one, abstain=-1.0, details=True
             ),
         )
-    assert 1.5 <= took < 15, took
+    assert 1.5 <= took < 10, took
     assert flagged == {
         "score": -1.0,
         "reward_absent": True,
@@ -185,15 +193,17 @@ def test_the_checks_judge_is_unchanged(tmp_path: Path) -> None:
 
 
 def test_the_server_answers_an_absent_reward_as_null_with_its_reason(tmp_path: Path) -> None:
-    with LoopbackServer(lambda b, n: Reply(action="hang")) as model:
+    with LoopbackServer(_stalls_after_the_first) as model:
         tasks_file, rubrics = make_inputs(tmp_path)
         config = cfg(model, rubrics, model=FAST)
         scorer = RewardScorer(
             config, rubrics_dir=rubrics, tasks=load_tasks(tasks_file), timeout=1.0
         )
         with scorer, RewardServer(scorer) as server:
-            (status, body, _), took = _within(60, lambda: _post(server.url, _score_body()))
-    assert 1.0 <= took < 15, took
+            assert _post(server.url, _score_body())[1]["S"] == 1.0
+            stalled = _score_body(patch=GOOD.replace("x = 2", "x = 3"))
+            (status, body, _), took = _within(60, lambda: _post(server.url, stalled))
+    assert 1.0 <= took < 10, took
     assert status == 200 and body["S"] is None
     assert body["abstained"] == "judge_failed:provider_error"
     assert body["verdicts"][0]["status"] == "checked" and body["verdicts"][0]["value"] == 1

@@ -44,10 +44,8 @@ _SCHEMA = "agentic-rubrics/env/1"
 _PROBE = "import sys; print(sys.version.split()[0]); print(sys.prefix); print(sys.base_prefix)"
 
 
-ARCHIVES = (
-    ".whl", ".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz", ".tar.xz", ".txz", ".tlz",
-    ".tar.lz", ".tar.lzma", ".egg",
-)  # fmt: skip
+ARCHIVES: tuple[str, ...] = (".whl", ".zip", ".egg", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz")
+ARCHIVES += (".tar.xz", ".txz", ".tlz", ".tar.lz", ".tar.lzma")
 """Suffixes that make pip read a requirement as a file when one of that name exists (pip's archives)."""
 
 
