@@ -5,6 +5,7 @@ measured in the same run: the previous algorithms are reproduced here (the pairw
 per id, the shipped broad-except pattern as it was), so the ratios compare like with like.
 
     .venv/bin/python benchmarks/hostile_text.py --out benchmarks/results
+    .venv/bin/python benchmarks/hostile_text.py --only redaction   # one section
 """
 
 from __future__ import annotations
@@ -20,10 +21,39 @@ from typing import Any
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.explore.common import BROAD_EXCEPT
 from agentic_rubrics.judge.judges import last_json_object
+from agentic_rubrics.redaction import Redactor
 from agentic_rubrics.rubric.check_regex import RegexTimeout, any_line_matches
 from agentic_rubrics.rubric.file import parse_rubric
 
 OLD_BROAD_EXCEPT = r"^\s*except\s*(\(?\s*(BaseException|Exception)\s*\)?\s*(as\s+\w+)?)?\s*:"
+
+OLD_KEY_PATTERNS = (
+    r"(sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{20,}|xox[baprs]-[A-Za-z0-9-]{10,}"
+    r"|hf_[A-Za-z0-9]{20,}|AIza[0-9A-Za-z_-]{30,})"
+)
+"""The redactor's shapes before the names and the new kinds: its whole pattern work, for the ratio."""
+
+NAIVE_SHAPES = {
+    "jwt": (r"eyJ[A-Za-z0-9_-]{7,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}", "eyJ"),
+    "url_credentials": (r"[a-z][a-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@", "a"),
+    "pem": (r"(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----",
+            "-----BEGIN PRIVATE KEY-----"),
+}  # fmt: skip
+"""The same secrets as the obvious patterns would find them (no start guard, no possessive runs), and
+the line that makes each quadratic."""
+
+HOSTILE_LINES = {
+    "letters": "a",
+    "eyJ runs": "eyJ",
+    "JWT-like parts": "eyJaaaaaaaa.",
+    "URLs without @": "://a:b",
+    "BEGIN without END": "-----BEGIN PRIVATE KEY-----",
+    "names without =": "PASSWORD",
+    "unclosed quotes": 'A_TOKEN="',
+    "unclosed members": '"token": "',
+    "YAML lines": "token: a\n",
+    "AWS names": "aws_secret_access_key=",
+}
 
 
 def cpu(fn: Callable[[], Any], rounds: int = 3) -> float:
@@ -116,24 +146,66 @@ def yaml_bombs() -> dict[str, Any]:
     return out
 
 
+def _repeat(unit: str, n: int) -> str:
+    return (unit * (n // len(unit) + 1))[:n]
+
+
+def redaction(sizes: list[int], naive_sizes: list[int]) -> dict[str, Any]:
+    """The redactor on hostile lines: before (the old shapes only) and after (every shape and name),
+    at two sizes (linear: the time doubles with the size); the naive patterns' growth (quadratic:
+    twice the line, four times the time)."""
+    redact = Redactor(environ={})
+    old = re.compile(OLD_KEY_PATTERNS)
+    lines: dict[str, Any] = {}
+    for name, unit in HOSTILE_LINES.items():
+        row: dict[str, Any] = {}
+        for n in sizes:
+            line = _repeat(unit, n)
+            row[f"before_{n}"] = cpu(lambda line=line: old.sub("[redacted:key]", line))
+            row[f"after_{n}"] = cpu(lambda line=line: redact.text(line))
+        lines[name] = row
+    naive: dict[str, Any] = {}
+    for name, (pattern, unit) in NAIVE_SHAPES.items():
+        compiled = re.compile(pattern)
+        naive[name] = {
+            n: cpu(lambda n=n, c=compiled, u=unit: c.sub("x", _repeat(u, n)), 1)
+            for n in naive_sizes
+        }
+    worst = max(row[f"after_{sizes[-1]}"] for row in lines.values())
+    return {"cpu_seconds": lines, "worst_after_largest": worst, "naive_cpu_seconds": naive}
+
+
 def nested_replies(sizes: list[int]) -> dict[str, float]:
     return {n: cpu(lambda n=n: last_json_object('{"a": ' * n + "1" + "}" * n)) for n in sizes}
+
+
+SECTIONS: dict[str, Callable[[], Any]] = {
+    "rubric_validation": lambda: validation([500, 1000, 2000, 5000, 10000], [250, 500]),
+    "broad_except_line_of_spaces": lambda: broad_except([40_000, 400_000], [1000, 2000, 4000]),
+    "regex_bomb": regex_bomb,
+    "yaml_bombs_refused_seconds": yaml_bombs,
+    "nested_reply_seconds": lambda: nested_replies([1000, 10_000, 100_000]),
+    "redaction": lambda: redaction([1_000_000, 2_000_000], [20_000, 40_000]),
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path("benchmarks/results"))
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=sorted(SECTIONS),
+        help="Measure this section only (repeatable); the others keep their figures in the file.",
+    )
     args = parser.parse_args()
-    results = {
-        "rubric_validation": validation([500, 1000, 2000, 5000, 10000], [250, 500]),
-        "broad_except_line_of_spaces": broad_except([40_000, 400_000], [1000, 2000, 4000]),
-        "regex_bomb": regex_bomb(),
-        "yaml_bombs_refused_seconds": yaml_bombs(),
-        "nested_reply_seconds": nested_replies([1000, 10_000, 100_000]),
-    }
+    path = args.out / "hostile_text.json"
+    results = json.loads(path.read_text()) if args.only and path.is_file() else {}
+    for name in args.only or SECTIONS:
+        results[name] = SECTIONS[name]()
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "hostile_text.json").write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    print(json.dumps({k: results[k] for k in args.only or SECTIONS}, indent=2))
 
 
 if __name__ == "__main__":

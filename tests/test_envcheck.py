@@ -225,7 +225,12 @@ def test_the_spec_env_is_built_once_and_seen_read_only(open_dir: Path) -> None:
 
 
 def test_a_spec_that_cannot_install_says_why_and_caches_nothing(open_dir: Path) -> None:
-    spec = EnvSpec(requirements=["/nonexistent/agentic-rubrics-req"], install_tree=False)
+    # no index: the package cannot be found, and nothing is fetched
+    spec = EnvSpec(
+        requirements=["agentic-rubrics-no-such-package"],
+        install_tree=False,
+        build_env={"PIP_NO_INDEX": "1"},
+    )
     with pytest.raises(EnvBuildError, match="pip install failed"):
         build_env(spec, open_dir, cache_dir=open_dir / "envs", repo="a/b", repo_version="1")
     assert not [p for p in (open_dir / "envs").iterdir() if p.is_dir()]

@@ -20,9 +20,12 @@ from agentic_rubrics.export.split import split_repositories
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.prompts import load_prompt
+from agentic_rubrics.redaction import redactor
 from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.tasks import load_tasks
 from agentic_rubrics.testing import fake_model, register_script
+
+from .test_redaction import SECRETS as SHAPED
 
 TASKS = ["ferrow__bankdays-114", "harbourline__pagewise-214", "quillworks__durata-57",
          "tallowsoft__envfile-203"]  # fmt: skip
@@ -71,6 +74,9 @@ def _plant(run: Path, root: Path) -> Path:
     reply["content"] = f"<think>weigh the candidates {SECRET}</think>{reply['content']} {SECRET}"
     reply["thinking_blocks"] = [{"type": "thinking", "thinking": "private", "signature": "s"}]
     record["steps"][1]["messages"][-1]["content"] += f"\nTOKEN={SECRET}"
+    # secrets known by their shape, in a tool's output recorded before they were redacted there
+    shaped = "\n".join(text for text, _ in SHAPED.values())
+    record["steps"][1]["messages"][-1]["content"] += f"\n{shaped}"
     path.write_text(json.dumps(record))
     return copy
 
@@ -97,6 +103,8 @@ def test_rubric_export_loads_answers_every_call_and_holds_no_secret(
     for found in out.rglob("*"):
         if found.is_file():
             assert SECRET not in found.read_text(), found
+            for kind, (_, secret) in SHAPED.items():
+                assert secret not in found.read_text(), (kind, found)
     repos: dict[str, set[str]] = {}
     for side in ("train", "validation"):
         files = {f: str(out / f / f"{side}.jsonl") for f in ("openai", "hf")}
@@ -201,8 +209,9 @@ def test_classifier_and_judge_pairs_in_their_own_prompts(
         assert answer == {"role": "assistant", "content": "YES 1" if row["resolved"] else "NO 0"}
         patch = patches[(row["instance_id"], row["candidate_id"])]
         assert patch.strip()
-        assert row["messages"][:-1] == prompt.messages(
-            issue=issues[row["instance_id"]], patch=patch
+        # redacted as everything exported (an issue quoting an env file loses its password)
+        assert row["messages"][:-1] == redactor()(
+            prompt.messages(issue=issues[row["instance_id"]], patch=patch)
         )
     assert {True, False} == {r["resolved"] for r in rows}
 

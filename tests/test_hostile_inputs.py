@@ -204,3 +204,62 @@ def test_swebench_files_with_bytes_that_are_not_utf8_are_read(tmp_path: Path) ->
     path.write_bytes(b'{"instance_id": "t1", "model_patch": "+x = \'\xff\'\\n"}\n')
     ((line, record),) = list(read_records(path))
     assert line == 1 and record["model_patch"] == "+x = '\udcff'\n"  # a lone surrogate: not text
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_json_files_the_user_hands_in_nested_too_deeply_are_errors_naming_them(
+    tmp_path: Path,
+) -> None:
+    """100,000 nested lists in every JSON (and YAML) file a user hands in: a located error naming the
+    file, never a RecursionError."""
+    from agentic_rubrics.cli.envcheck import _swerex
+    from agentic_rubrics.exceptions import ConfigError
+    from agentic_rubrics.rank.content import read_weights
+    from agentic_rubrics.rank.fusion import read_fusion_file
+    from agentic_rubrics.rank.selectors import get_selector
+    from agentic_rubrics.rank.selectors.offline_content import OfflineContentSelector
+    from agentic_rubrics.report.calibration import load_calibration
+    from agentic_rubrics.sandbox.testenv import load_specs
+
+    def deep(name: str, text: str = DEEP) -> Path:
+        path = tmp_path / name
+        path.write_text(text)
+        return path
+
+    weights = deep("weights.json")
+    with pytest.raises(DataError, match=rf"{weights}: not a fusion weights file: JSON nested too"):
+        read_fusion_file(weights)
+    with pytest.raises(DataError, match=rf"{weights}: not a fusion weights file: JSON nested too"):
+        get_selector(f"fitted:{weights}")
+    content = deep("content.json", '{"weights": ' + DEEP + "}")
+    with pytest.raises(DataError, match=rf"{content}: not a content weights file: JSON nested"):
+        read_weights(content)
+    with pytest.raises(DataError, match=rf"{content}: not a content weights file: JSON nested"):
+        _ = OfflineContentSelector(content).weights
+    specs = deep("specs.json", '{"psf/requests": {"requirements": ' + DEEP + "}}")
+    with pytest.raises(ConfigError, match=rf"{specs}: JSON nested too deeply"):
+        load_specs(specs)
+    swerex = deep("swerex.json")
+    with pytest.raises(ConfigError, match=rf"{swerex}: JSON nested too deeply"):
+        _swerex(str(swerex))
+    for name in ("config.yaml", "config.json"):
+        config = deep(
+            name, "judge: " + DEEP if name.endswith("yaml") else '{"judge": ' + DEEP + "}"
+        )
+        with pytest.raises(ConfigError, match=rf"{config}: nested too deeply"):
+            load_config(config)
+    calibration = deep("calibration.json")
+    with pytest.raises(DataError, match=rf"{calibration}: JSON nested too deeply"):
+        load_calibration(calibration)
+    folder = RunFolder(tmp_path / "run")
+    folder.root.mkdir()
+    folder.config_path.write_text('{"config_hash": ' + DEEP + "}")
+    with pytest.raises(DataError, match=rf"{folder.config_path}: JSON nested too deeply"):
+        folder.open({}, "abc")
+    status = folder.artifact_status_path("tests", "t1")
+    status.parent.mkdir(parents=True)
+    status.write_text(DEEP)
+    with pytest.raises(DataError, match=rf"{status}: JSON nested too deeply"):
+        folder.artifact_status("tests", "t1")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -74,13 +75,15 @@ def test_compute_score_gives_the_runs_s_for_every_demo_candidate(demo_run: Path)
         assert got == expected[(iid, cid)]
         info = {"instance_id": iid, "details": True}
         out = compute_score("swe", patch, None, info, run_folder=str(demo_run), judge="checks")
-        assert out["score"] == expected[(iid, cid)] and out["abstained"] == 0
+        assert out["score"] == expected[(iid, cid)] and out["reward_absent"] is False
 
 
 def test_missing_is_none_never_zero(demo_run: Path, tmp_path: Path) -> None:
     info = {"run_folder": str(demo_run), "instance_id": "nobody__nothing-1"}
     assert compute_score("swe", "diff --git a/x b/x\n", None, info) is None
-    assert compute_score("swe", "", None, info, abstain=-1.0) == -1.0  # chosen by the caller
+    flagged = compute_score("swe", "", None, info, abstain=-1.0)  # chosen by the caller, flagged
+    assert flagged["score"] == -1.0 and flagged["reward_absent"] is True
+    assert flagged["absent_reason"] == "unknown_instance"
     with pytest.raises(DataError, match="instance_id"):
         compute_score("swe", "", None, {"run_folder": str(demo_run)})
     with pytest.raises(DataError, match="run_folder, or rubrics_dir"):
@@ -288,7 +291,7 @@ def test_server_limits_concurrency_queues_and_stops_gracefully(tmp_path: Path) -
         scorer.close()
 
 
-def test_server_judge_failure_gives_missing_verdicts_and_no_score(tmp_path: Path) -> None:
+def test_server_judge_failure_gives_missing_verdicts_and_an_absent_reward(tmp_path: Path) -> None:
     with LoopbackServer(lambda b, n: Reply(status=500)) as model:
         scorer = _checks_scorer(tmp_path, server=model)
         with scorer, RewardServer(scorer) as server:
@@ -299,7 +302,9 @@ def test_server_judge_failure_gives_missing_verdicts_and_no_score(tmp_path: Path
     verdicts = {v["item_id"]: v for v in body["verdicts"]}
     assert {verdicts[i]["reason"] for i in ("SA1", "SA2", "RT1")} == {"provider_error"}
     assert verdicts["FC1"]["value"] == 0  # the check still decides its item
-    assert body["S"] == 0.0 and body["missing"] == {"provider_error": 3}
+    # but S over it alone would be the checks' value posing as the judge's: absent
+    assert body["S"] is None and body["abstained"] == "judge_failed:provider_error"
+    assert body["missing"] == {"provider_error": 3}
 
 
 def test_server_judge_failure_with_no_check_abstains(tmp_path: Path) -> None:
@@ -315,7 +320,7 @@ def test_server_judge_failure_with_no_check_abstains(tmp_path: Path) -> None:
         scorer = RewardScorer(config, rubrics_dir=tmp_path / "r", tasks=load_tasks(tasks_file))
         with scorer, RewardServer(scorer) as server:
             status, body, _ = _post(server.url, _score_body("t-1"))
-    assert status == 200 and body["S"] is None and body["abstained"] == "no_verdict"
+    assert status == 200 and body["S"] is None and body["abstained"] == "judge_failed:empty_reply"
     assert body["missing"] == {"empty_reply": 2}
 
 
@@ -334,6 +339,10 @@ def test_serve_reward_command_serves_and_stops_on_sigterm(tmp_path: Path) -> Non
             "--port",
             "0",
             "--checks-only",
+            "--header-timeout",
+            "1.5",
+            "--max-connections",
+            "4",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -345,6 +354,11 @@ def test_serve_reward_command_serves_and_stops_on_sigterm(tmp_path: Path) -> Non
         assert url.startswith("http://127.0.0.1:"), proc.stderr.read() if proc.stderr else ""
         status, body, _ = _post(url, _score_body())
         assert status == 200 and body["S"] == 1.0
+        # a connection that sends nothing is closed at --header-timeout
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=20) as idle:
+            started = time.monotonic()
+            assert idle.recv(100) == b"" and time.monotonic() - started < 15
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
         assert proc.stderr is not None and "stopped" in proc.stderr.read()

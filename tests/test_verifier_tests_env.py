@@ -18,11 +18,12 @@ import pytest
 
 from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
 from agentic_rubrics.datasets.swebench import load_candidates_file
+from agentic_rubrics.exceptions import ConfigError
 from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.pipeline.verifiers.tests_grading import collected
 from agentic_rubrics.runfolder.folder import RunFolder
-from agentic_rubrics.sandbox.testenv import EnvSpec
+from agentic_rubrics.sandbox.testenv import EnvSpec, load_specs
 from agentic_rubrics.sandbox.testrun import ExecRun, parse_pytest_lines
 from tests.test_verifier_tests import FAST, PAGEWISE, _some_tasks, needs_sandbox
 
@@ -89,7 +90,12 @@ def test_an_environment_that_cannot_be_built_leaves_every_candidate_missing(
 ) -> None:
     given = _marked_tests(tmp_path)
     tasks = _some_tasks(tmp_path, [PAGEWISE])
-    spec = EnvSpec(requirements=[str(tmp_path / "no-such-package")], install_tree=False)
+    # no index: the package cannot be found, and nothing is fetched
+    spec = EnvSpec(
+        requirements=["agentic-rubrics-no-such-package"],
+        install_tree=False,
+        build_env={"PIP_NO_INDEX": "1"},
+    )
     tests = {"reruns": 0, "env_specs": {"*": spec}, "env_cache": str(tmp_path / "envs")}
     config = RunConfig(verifiers=["tests"], tests_dir=str(given), tests=tests, **FAST)
     run(tasks, tmp_path / "run", config)
@@ -140,3 +146,52 @@ def test_imported_swebench_tasks_keep_the_version_their_environment_is_chosen_by
     data.write_text(json.dumps(row) + "\n")
     (task,) = load_candidates_file(data).tasks
     assert task.version == "0.12"
+
+
+def test_requirements_that_are_pip_options_files_or_urls_are_refused_naming_them(
+    tmp_path: Path,
+) -> None:
+    """pip reads its arguments as options and files too: a spec file must not point pip at another
+    index, a requirements file, a path or a URL. Plain PEP 508 requirements pass."""
+    plain = [
+        "numpy<2",
+        "pytest==7.4.4",
+        "requests[socks]>=2.0; python_version < '3.12'",
+        "Foo_Bar.baz",
+    ]
+    assert EnvSpec(requirements=plain).requirements == plain
+    refused = {
+        "-r /etc/requirements.txt": "a pip option",
+        "-e .": "a pip option",
+        "-c constraints.txt": "a pip option",
+        "--index-url=http://evil.example/simple": "a pip option",
+        "--extra-index-url http://evil.example": "a pip option",
+        "--find-links=/tmp/wheels": "a pip option",
+        "--trusted-host evil.example": "a pip option",
+        " -rreqs.txt": "a pip option",
+        "./vendored/pkg": "not a PEP 508 requirement",
+        "/tmp/evil-1.0-py3-none-any.whl": "not a PEP 508 requirement",
+        "~/pkg": "not a PEP 508 requirement",
+        "file:///tmp/evil": "not a PEP 508 requirement",
+        "git+https://github.com/evil/pkg": "not a PEP 508 requirement",
+        "https://evil.example/pkg.tar.gz": "not a PEP 508 requirement",
+        "pkg @ git+https://github.com/evil/pkg": "a direct reference",
+        "pkg @ file:///tmp/evil": "a direct reference",
+        "evil.whl": "a file name",
+        "evil-1.0.tar.gz": "a file name",
+        "numpy --hash=sha256:00": "not a PEP 508 requirement",
+    }
+    for n, (requirement, says) in enumerate(refused.items()):
+        path = tmp_path / f"spec{n}.json"
+        entry = {"psf/requests": {"requirements": ["pytest", requirement]}}
+        path.write_text(json.dumps(entry))
+        with pytest.raises(ConfigError) as err:
+            load_specs(path)
+        message = str(err.value)
+        assert message.startswith(f"{path}: psf/requests: requirements[1] {requirement!r}: "), (
+            message
+        )
+        assert says in message, message
+    # the shipped example reads
+    shipped = Path(__file__).parents[1] / "benchmarks" / "envs" / "swebench_py311.json"
+    assert len(load_specs(shipped)) == 16

@@ -8,7 +8,6 @@ at all (no sandbox, no interpreter).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -31,17 +30,18 @@ def _swerex(text: str | None) -> Any:
     from pydantic import TypeAdapter, ValidationError
 
     from agentic_rubrics.exceptions import ConfigError
+    from agentic_rubrics.runfolder.files import read_json
     from agentic_rubrics.sandbox import SandboxConfig
     from agentic_rubrics.sandbox.swerex import SweRexConfig
 
     if text is None:
         return None
-    raw = json.loads(Path(text).read_text(encoding="utf-8")) if text.endswith(".json") else text
+    raw = read_json(Path(text), ConfigError) if text.endswith(".json") else text
     try:
         config = TypeAdapter(SandboxConfig).validate_python(
             raw if isinstance(raw, dict) else {"type": raw}
         )
-    except (ValidationError, json.JSONDecodeError) as exc:
+    except ValidationError as exc:
         raise ConfigError(f"--swerex {text}: {exc}") from None
     if not isinstance(config, SweRexConfig):
         raise ConfigError(f"--swerex {text}: not a swerex deployment ({config.kind})")

@@ -47,7 +47,8 @@ RunOpt = Annotated[
     typer.Option(
         "--run",
         help="A finished run folder: its judge, policy, rubrics and tasks file (instead of"
-        " --rubrics/--tasks; the judge options are then ignored except --checks-only).",
+        " --rubrics/--tasks; the judge options are then ignored except --checks-only and"
+        " --timeout).",
     ),
 ]
 ChecksOpt = Annotated[
@@ -74,6 +75,23 @@ QueueOpt = Annotated[
         "--queue", help="Requests that may wait for a slot (more: 503 with Retry-After).", min=0
     ),
 ]
+HeaderTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--header-timeout",
+        help="Seconds a connection has to send its request line and headers (from its start, or"
+        " from its previous answer); past them it is closed (408 when a request was cut short).",
+        min=0.001,
+    ),
+]
+MaxConnectionsOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-connections",
+        help="Connections open at once; one more gets a 503 with Retry-After and is closed.",
+        min=1,
+    ),
+]
 
 
 def _serve(
@@ -85,6 +103,8 @@ def _serve(
     max_body: MaxBodyOpt = 2 * 1024 * 1024,
     concurrency: ConcurrencyOpt = 8,
     queue: QueueOpt = 64,
+    header_timeout: HeaderTimeoutOpt = 10.0,
+    max_connections: MaxConnectionsOpt = 256,
     **kwargs: Any,
 ) -> None:
     """Serve rubric rewards on 127.0.0.1: POST /score {"instance_id", "patch"} answers S, coverage
@@ -95,7 +115,13 @@ def _serve(
     scorer = _open_scorer(RunOptions(**kwargs), tasks, run, checks_only, state)
     try:
         server = RewardServer(
-            scorer, port=port, max_body=max_body, concurrency=concurrency, queue=queue
+            scorer,
+            port=port,
+            max_body=max_body,
+            concurrency=concurrency,
+            queue=queue,
+            header_timeout=header_timeout,
+            max_connections=max_connections,
         ).start()
     except OSError as exc:
         scorer.close()
@@ -130,7 +156,9 @@ def _open_scorer(
     try:
         if run is not None:
             judge: Literal["run", "checks"] = "checks" if checks_only else "run"
-            return RewardScorer.from_run(run, judge=judge, state_dir=state, api_key=opts.api_key)
+            return RewardScorer.from_run(
+                run, judge=judge, state_dir=state, api_key=opts.api_key, timeout=opts.timeout
+            )
         if opts.rubrics is None:
             raise typer.BadParameter("give --rubrics DIR (with --tasks), or --run FOLDER")
         config = load_config(opts.config, opts.overrides())
@@ -142,10 +170,22 @@ def _open_scorer(
             tasks=load_tasks(tasks) if tasks is not None else None,
             state_dir=state,
             api_key=opts.api_key,
+            timeout=opts.timeout,
         )
     except AgenticRubricsError as exc:
         raise failed(exc) from exc
 
 
-LEADING = ["tasks", "run", "checks_only", "state", "port", "max_body", "concurrency", "queue"]
+LEADING = [
+    "tasks",
+    "run",
+    "checks_only",
+    "state",
+    "port",
+    "max_body",
+    "concurrency",
+    "queue",
+    "header_timeout",
+    "max_connections",
+]
 serve_reward = with_run_options(_serve, LEADING, "serve-reward", REWARD_OPTIONS)

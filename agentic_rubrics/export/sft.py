@@ -71,7 +71,7 @@ def _check_out(out: Path, force: bool) -> None:
         return
     try:
         written_by = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("written_by")
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, RecursionError):
         written_by = None
     if written_by != WRITER:
         raise ConfigError(

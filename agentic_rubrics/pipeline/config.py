@@ -346,8 +346,10 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
     if path is not None:
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
+        except RecursionError:  # 100,000 nested lists: YAML (or JSON) nested too deeply
+            raise ConfigError(f"{path}: nested too deeply") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of settings")
         data = loaded

@@ -21,7 +21,6 @@ report can say when a run's instances were in the fit (its figures are then in-s
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -37,6 +36,7 @@ from agentic_rubrics.rank.offline import (
     patch_features,
 )
 from agentic_rubrics.rank.rerank import Ranking
+from agentic_rubrics.runfolder.files import read_json
 
 if TYPE_CHECKING:
     from agentic_rubrics.rubric.postimage import PostimageResult
@@ -206,8 +206,8 @@ class ContentWeights:
 def read_weights(path: Path) -> ContentWeights:
     """Weights from a file written by :meth:`ContentWeights.to_json` (a :class:`DataError` naming the
     file and the field when it is not one)."""
+    raw = read_json(path, what="not a content weights file")  # also 100,000 nested lists
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
         weights = {str(k): float(v) for k, v in raw["weights"].items()}
         unknown = sorted(set(weights) - set(CONTENT_FEATURES))
         if unknown:
@@ -218,7 +218,7 @@ def read_weights(path: Path) -> ContentWeights:
             fitted_on=dict(raw["fitted_on"]),
             fit_ids=frozenset(str(h) for h in raw["fit_instance_sha256"]),
         )
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise DataError(
             f"{path}: not a content weights file ({type(exc).__name__}: {exc})"
         ) from exc

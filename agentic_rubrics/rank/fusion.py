@@ -21,7 +21,6 @@ all has no value (ranked last). With every signal present the ranking is that of
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.exceptions import ConfigError, DataError
+from agentic_rubrics.runfolder.files import parse_json
 
 Values = Mapping[str, float | None]
 """Candidate id -> a signal's value (``None``: the candidate has none)."""
@@ -170,9 +170,10 @@ def read_fusion_file(path: Path) -> FittedFusion:
     field when it is not one, or is of another version)."""
     try:
         data = path.read_bytes()
-        raw = json.loads(data.decode("utf-8"))
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise DataError(f"{path}: not a fusion weights file ({type(exc).__name__}: {exc})") from exc
+    # a located error, also for 100,000 nested lists
+    raw = parse_json(data, f"{path}: not a fusion weights file")
     if not isinstance(raw, dict) or raw.get("schema") != WEIGHTS_SCHEMA:
         got = raw.get("schema") if isinstance(raw, dict) else type(raw).__name__
         raise DataError(f"{path}: schema is {got!r}; this version reads {WEIGHTS_SCHEMA!r}")

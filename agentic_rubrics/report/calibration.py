@@ -7,14 +7,13 @@ and expected calibration error (ECE) are reported before and after, on the run i
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.report.build import build_report_and_results
-from agentic_rubrics.runfolder.files import atomic_write_json
+from agentic_rubrics.runfolder.files import atomic_write_json, read_json
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.types import SCHEMA
 
@@ -204,6 +203,9 @@ def calibrate(
 
 
 def load_calibration(path: Path) -> Calibration:
-    """A calibration from a calibration.json."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return Calibration(**data["calibration"])
+    """A calibration from a calibration.json (a :class:`DataError` naming the file when it is not one)."""
+    data = read_json(path)
+    try:
+        return Calibration(**data["calibration"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{path}: not a calibration file ({type(exc).__name__}: {exc})") from exc

@@ -6,12 +6,11 @@ frame is asked for. Every frame is built from the run folder's typed files, as t
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.runfolder.files import read_json, read_jsonl
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.report import Report
 from agentic_rubrics.runfolder.rows import ScoreRow, read_row
@@ -44,7 +43,7 @@ def frames(run: Path | RunFolder) -> Frames:
     """The run folder's report, scores and verdicts as DataFrames (it must have been reported)."""
     pd = _pandas()
     folder = run if isinstance(run, RunFolder) else RunFolder(Path(run))
-    report = Report.model_validate(json.loads(folder.report_json.read_text(encoding="utf-8")))
+    report = Report.model_validate(read_json(folder.report_json))
     tasks = pd.DataFrame([t.model_dump(mode="json") for t in report.tasks])
     scores = pd.DataFrame(
         [

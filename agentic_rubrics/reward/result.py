@@ -1,14 +1,46 @@
 """What a reward is: S, its coverage, the decision and the per-item verdicts it rests on (no prompt,
-no model reply), or an abstention with its reason."""
+no model reply), or an abstention with its reason.
+
+A reward is absent (``score`` ``None``, ``abstained`` saying why) whenever S would not say what the
+judge thinks of the patch: besides the instance-level cases (no task, no rubric, an invalid patch),
+
+1. ``judge_failed:<reason>``: a model call for the patch did not answer (:data:`CALL_FAILURES`:
+   a provider error after its retries — a timeout included —, the budget, an empty, cut, refused or
+   unreadable reply), or none of the items the model decides got a verdict (skipped, invalid values,
+   split votes). S over the items left would be the checks' value, or a part's, in disguise;
+2. ``no_verdict``: no item has a verdict at all;
+3. ``low_coverage``: the weight with a verdict is below the decision policy's ``min_coverage`` of the
+   weight the judge is responsible for — every item except those without a verdict by design
+   (:data:`BY_DESIGN`: no model configured for them, an empty patch, a patch that does not apply for
+   the items decided on its applied files, whose ``applies`` item already says 0).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Literal
+from collections import Counter
+from collections.abc import Collection, Iterable
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from agentic_rubrics.types import CandidateScore, Rubric, Verdict
+
+CALL_FAILURES: Final = frozenset(
+    {
+        "provider_error",
+        "budget",
+        "context_window",
+        "empty_reply",
+        "unparsable_reply",
+        "truncated",
+        "refusal",
+    }
+)
+"""Missing reasons that say a model call for the patch gave no verdicts: the reward does not know."""
+
+BY_DESIGN: Final = frozenset({"not_configured", "empty_patch", "check_error:not_applied"})
+"""Missing reasons (``reason`` or ``reason:detail``) that are no gap in what the judge knows: no model
+for the item, an empty patch, an applied-tree check of a patch whose ``applies`` item is 0."""
 
 
 class ItemVerdict(BaseModel):
@@ -48,8 +80,9 @@ class Reward(BaseModel):
     verdicts: list[ItemVerdict]
     abstained: str | None = None
     """Why ``score`` is ``None``: ``unknown_instance``, ``rubric_error:<why>`` (``rubric_not_found``,
-    ``rubric_invalid``, ``rubric_changed``), ``empty_rubric``, ``no_verdict`` (every item missing: the
-    judge failed, the patch did not apply ...), ``invalid_text``."""
+    ``rubric_invalid``, ``rubric_changed``), ``empty_rubric``, ``invalid_text``,
+    ``judge_failed:<reason>`` (a model call gave no verdicts, or no model-decided item has one),
+    ``no_verdict`` (every item missing), ``low_coverage`` (see the module's docstring)."""
     judge: str
     rubric_hash: str | None = None
 
@@ -72,10 +105,21 @@ def abstain(instance_id: str, why: str, judge: str) -> Reward:
 
 
 def reward_of(
-    score: CandidateScore, rubric: Rubric, reduced: Iterable[Verdict], judge: str
+    score: CandidateScore,
+    rubric: Rubric,
+    reduced: Iterable[Verdict],
+    judge: str,
+    *,
+    model_items: Collection[str] = (),
+    min_coverage: float = 0.0,
 ) -> Reward:
-    """The reward of a scored candidate: its score, and its verdicts (reduced) in rubric order."""
+    """The reward of a scored candidate: its score, and its verdicts (reduced) in rubric order.
+
+    ``model_items``: the ids of the items a model decides (none with the checks judge);
+    ``min_coverage``: the decision policy's. The score is left out when :func:`absence` says so.
+    """
     order = {item.id: n for n, (_, item) in enumerate(rubric.items())}
+    rows = sorted(reduced, key=lambda v: order.get(v.item_id, len(order)))
     verdicts = [
         ItemVerdict(
             item_id=v.item_id,
@@ -86,12 +130,12 @@ def reward_of(
             reason=v.reason,
             detail=v.detail,
         )
-        for v in sorted(reduced, key=lambda v: order.get(v.item_id, len(order)))
+        for v in rows
     ]
-    empty = score.score is None
+    why = absence(score, rows, model_items=model_items, min_coverage=min_coverage)
     return Reward(
         instance_id=score.instance_id,
-        score=score.score,
+        score=None if why else score.score,
         coverage=score.coverage_weight,
         items_scored=score.items_scored,
         items_total=score.items_total,
@@ -99,7 +143,42 @@ def reward_of(
         reasons=list(score.reasons),
         missing=dict(score.missing),
         verdicts=verdicts,
-        abstained=("empty_rubric" if not score.items_total else "no_verdict") if empty else None,
+        abstained=why,
         judge=judge,
         rubric_hash=rubric.content_hash(),
     )
+
+
+def _by_design(v: Verdict) -> bool:
+    return v.reason in BY_DESIGN or f"{v.reason}:{v.detail}" in BY_DESIGN
+
+
+def absence(
+    score: CandidateScore,
+    reduced: Iterable[Verdict],
+    *,
+    model_items: Collection[str] = (),
+    min_coverage: float = 0.0,
+) -> str | None:
+    """Why the candidate's S is no reward (``None``: it is one); the rules in the module's docstring."""
+    if not score.items_total:
+        return "empty_rubric"
+    rows = list(reduced)
+    missing = [v for v in rows if v.value is None]
+    failed = Counter(str(v.reason) for v in missing if v.reason in CALL_FAILURES)
+    if failed:
+        return f"judge_failed:{_most_common(failed)}"
+    models = [v for v in rows if v.item_id in model_items]
+    if models and not any(v.value is not None or _by_design(v) for v in models):
+        return f"judge_failed:{_most_common(Counter(str(v.reason) for v in models))}"
+    if score.score is None:
+        return "no_verdict"
+    # an item with no row at all is a gap too: what is not by design, of the rubric's weight
+    excused = sum(v.weight for v in missing if _by_design(v))
+    known = score.weight_scored / (score.weight_total - excused)
+    return "low_coverage" if known < min_coverage else None
+
+
+def _most_common(counts: Counter[str]) -> str:
+    """The most frequent reason, ties broken by name (the same answer every time)."""
+    return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]

@@ -8,21 +8,23 @@ the run's own judging (identical patches judged once, repository-aware items dec
 and scored by :func:`~agentic_rubrics.rank.scoring.score_candidate` with the run's decision policy: a
 candidate of a finished run gets the S its report gave it.
 
-Nothing is invented: ``score`` is ``None`` (with ``abstained`` saying why) when no item has a verdict, the
-rubric is missing or invalid, or the instance is unknown; missing verdicts keep their reason codes.
+Nothing is invented: ``score`` is ``None`` (with ``abstained`` saying why) when the judge does not know
+(a model call failed or stalled past ``timeout``, no model-decided item has a verdict, the coverage is
+below the policy's minimum: :mod:`agentic_rubrics.reward.result`), no item has a verdict, the rubric
+is missing or invalid, or the instance is unknown; missing verdicts keep their reason codes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+import math
 import shutil
 import tempfile
 import threading
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -35,6 +37,7 @@ from agentic_rubrics.pipeline.context import RunContext
 from agentic_rubrics.pipeline.verifiers.rubric_judging import judge_task
 from agentic_rubrics.pipeline.verifiers.rubric_writing import reused_rubric_path
 from agentic_rubrics.rank.scoring import reduce_repeats, score_candidate
+from agentic_rubrics.reward.loop import BackgroundLoop
 from agentic_rubrics.reward.result import Reward, abstain, reward_of
 from agentic_rubrics.rubric.checks_repo import repo_analyses
 from agentic_rubrics.rubric.file import load_rubric
@@ -44,41 +47,39 @@ from agentic_rubrics.types import Candidate, Rubric, Task
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 
+def with_call_limits(
+    config: RunConfig, timeout: float | None, max_retries: int | None
+) -> RunConfig:
+    """``config`` with its judge model's per-attempt ``timeout`` and ``max_retries`` replaced (each
+    left as it is when ``None``; nothing to replace for the checks judge).
 
-async def _cancel_pending() -> None:
-    me = asyncio.current_task()
-    rest = [t for t in asyncio.all_tasks() if t is not me]
-    for task in rest:
-        task.cancel()
-    await asyncio.gather(*rest, return_exceptions=True)
-    await asyncio.get_running_loop().shutdown_asyncgens()
-
-
-class _Loop:
-    """An event loop in a thread of its own: synchronous callers, from any thread, share it (the
-    judge's model door, its limits and its cache live in one loop)."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(
-            target=self.loop.run_forever, name="agentic-rubrics-reward", daemon=True
-        )
-        self.thread.start()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
-
-    def stop(self) -> None:
-        """End what is still pending (as ``asyncio.run`` does: the model library's background
-        tasks), then the loop and its thread."""
-        with contextlib.suppress(Exception):
-            self.run(_cancel_pending())
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(timeout=10)
-        if not self.thread.is_alive():
-            self.loop.close()
+    Raises:
+        DataError: a timeout that is not a positive finite number, retries not from 0 to 20.
+    """
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise DataError(f"timeout: expected a positive number of seconds, got {timeout!r}")
+    if max_retries is not None and (
+        isinstance(max_retries, bool)
+        or not isinstance(max_retries, int)
+        or not 0 <= max_retries <= 20
+    ):
+        raise DataError(f"max_retries: expected a whole number from 0 to 20, got {max_retries!r}")
+    model = config.judge.model
+    if config.judge.kind != "llm" or model is None:
+        return config
+    update: dict[str, Any] = {}
+    if timeout is not None:
+        update["timeout"] = float(timeout)
+    if max_retries is not None:
+        update["max_retries"] = max_retries
+    judge = config.judge.model_copy(update={"model": model.model_copy(update=update)})
+    return config.model_copy(update={"judge": judge})
 
 
 class RewardScorer:
@@ -87,7 +88,10 @@ class RewardScorer:
     Use the coroutines (:meth:`ascore`, :meth:`ascore_many`) from one event loop, or the synchronous
     :meth:`score` and :meth:`score_many` from any threads (they share a loop of the scorer's own);
     :meth:`close` (or ``with``) ends it. ``state_dir`` holds the judge's response cache and spend log
-    (``None``: a temporary folder, removed on close).
+    (``None``: a temporary folder, removed on close). ``timeout`` (seconds one attempt of a judge
+    call may take: the model door's ``timeout``) and ``max_retries`` replace the configuration's: a
+    call ends within ``(max_retries + 1) * timeout`` plus the waits between retries, and one that
+    does not answer leaves the reward absent (``judge_failed:provider_error``).
     """
 
     def __init__(
@@ -99,7 +103,10 @@ class RewardScorer:
         state_dir: Path | None = None,
         api_key: str | None = None,
         rubric_hashes: dict[str, str] | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
     ) -> None:
+        config = with_call_limits(config, timeout, max_retries)
         if config.judge.kind == "llm" and tasks is None:
             raise DataError(
                 "the LLM judge reads each instance's issue: give the tasks file (--tasks) with"
@@ -121,7 +128,7 @@ class RewardScorer:
         self.repeats = self.config.judge.repeats if self.config.judge.kind == "llm" else 1
         self._rubrics: dict[str, tuple[Rubric | None, str | None]] = {}
         self._lock = threading.Lock()
-        self._loop: _Loop | None = None
+        self._loop: BackgroundLoop | None = None
         self.patches_scored = 0
 
     # ------------------------------------------------------------------ construction
@@ -134,9 +141,12 @@ class RewardScorer:
         judge: Literal["run", "checks"] = "run",
         state_dir: Path | None = None,
         api_key: str | None = None,
+        timeout: float | None = None,
+        max_retries: int | None = None,
     ) -> RewardScorer:
         """A scorer with a finished run's judge, policy, rubrics and tasks (its tasks file, where the
-        run's config.json says). ``judge="checks"``: the deterministic checks alone (zero cost).
+        run's config.json says). ``judge="checks"``: the deterministic checks alone (zero cost);
+        ``timeout``, ``max_retries``: as in the constructor.
 
         Raises:
             DataError: not a run folder, its configuration no longer reads, or its tasks file is gone.
@@ -165,6 +175,8 @@ class RewardScorer:
             state_dir=state_dir,
             api_key=api_key,
             rubric_hashes=hashes,
+            timeout=timeout,
+            max_retries=max_retries,
         )
 
     # ------------------------------------------------------------------ sources
@@ -267,6 +279,12 @@ class RewardScorer:
             concurrency=self.config.judge.concurrency,
             repository=repository,
         )
+        # the items a model decides: with the checks judge none (they are missing by design)
+        models = (
+            [i.id for _, i in rubric.items() if i.check is None]
+            if self.config.judge.kind == "llm"
+            else []
+        )
         for c in candidates:
             mine = [v for v in rows if v.candidate_id == c.id]
             s = score_candidate(
@@ -277,14 +295,21 @@ class RewardScorer:
                 empty_patch=is_empty_patch(c.patch),
                 policy=self.config.policy,
             )
-            reward = reward_of(s, rubric, reduce_repeats(mine), name)
+            reward = reward_of(
+                s,
+                rubric,
+                reduce_repeats(mine),
+                name,
+                model_items=models,
+                min_coverage=self.config.policy.min_coverage,
+            )
             out.append((int(c.id.removeprefix("reward-")), reward))
         return out
 
-    def _running(self) -> _Loop:
+    def _running(self) -> BackgroundLoop:
         with self._lock:
             if self._loop is None:
-                self._loop = _Loop()
+                self._loop = BackgroundLoop()
             return self._loop
 
     def score(self, instance_id: str, patch: str) -> Reward:

@@ -2,19 +2,23 @@
 
 For RL frameworks that call out instead of importing Python. Every request is hostile:
 
+- a connection is bounded (:mod:`agentic_rubrics.reward.connections`): its request line and headers
+  arrive within ``header_timeout`` (a slowloris client is cut off: 408, closed), at most
+  ``max_connections`` are open at once (one more: 503 with ``Retry-After``, closed at once);
 - the body is bounded (``max_body`` bytes: 413 before reading it; no ``Content-Length``: 411; a body
   that does not arrive within ``read_timeout``: 408);
 - malformed JSON, a body that is not an object, a missing, extra or mistyped field: 400 naming the
   field; an instance without a task or rubric: 404; another path: 404;
 - at most ``concurrency`` requests are scored at once; up to ``queue`` more wait (at most
   ``queue_timeout`` seconds) for a slot; beyond that, or after the wait: 503 with ``Retry-After``;
-- the judge's fault handling holds: a model that fails leaves its items ``missing`` (and S ``None``
-  when nothing has a verdict), never a made-up score; an error that stops the judge itself (a refused
-  key, an unknown model) is a 502 naming it; a fault of the library itself, a 500 (logged);
+- the judge's fault handling holds: a model that fails or stalls leaves its items ``missing`` and the
+  reward absent (``"S": null`` with ``abstained`` saying why), never a made-up score; an error that
+  stops the judge itself (a refused key, an unknown model) is a 502 naming it; a fault of the library
+  itself, a 500 (logged);
 - :meth:`RewardServer.stop` stops accepting, lets the requests in flight finish (up to ``grace``
   seconds), then closes.
 
-``GET /health`` answers ``{"status": "ok", "judge", "instances", "in_flight"}``. Responses never hold a
+``GET /health`` answers ``{"status": "ok", "judge", "instances", "in_flight", "connections"}``. Responses never hold a
 prompt or a model's reply: per item only its status, value and reason codes.
 """
 
@@ -25,10 +29,10 @@ import json
 import logging
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
 from agentic_rubrics.exceptions import AgenticRubricsError
+from agentic_rubrics.reward.connections import BoundedHandler, BoundedHTTPServer
 from agentic_rubrics.reward.result import Reward
 from agentic_rubrics.reward.scorer import RewardScorer
 
@@ -97,23 +101,21 @@ _KINDS = {
 }
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128
-
+class _Server(BoundedHTTPServer):
     def __init__(self, owner: RewardServer, port: int) -> None:
-        super().__init__(("127.0.0.1", port), _Handler)
+        super().__init__(
+            ("127.0.0.1", port),
+            _Handler,
+            header_timeout=owner.header_timeout,
+            read_timeout=owner.read_timeout,
+            max_connections=owner.max_connections,
+        )
         self.owner = owner
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(BoundedHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
-
-    def setup(self) -> None:
-        super().setup()
-        # a body that trickles, and an idle keep-alive connection, end here
-        self.connection.settimeout(cast(_Server, self.server).owner.read_timeout)
 
     def log_message(self, *args: Any) -> None:  # requests are not logged: they hold patches
         pass
@@ -177,7 +179,7 @@ class _Handler(BaseHTTPRequestHandler):
         if size > limit:
             raise _Refused(413, f"body: {size} bytes, over the limit of {limit} (--max-body)")
         try:
-            raw = self.rfile.read(size)
+            raw = self.read_body(size)
         except TimeoutError as exc:
             raise _Refused(408, "body: not received in time") from exc
         if len(raw) < size:
@@ -187,7 +189,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class RewardServer:
-    """The reward endpoint over a :class:`RewardScorer`, on 127.0.0.1 (``port`` 0: any free one)."""
+    """The reward endpoint over a :class:`RewardScorer`, on 127.0.0.1 (``port`` 0: any free one);
+    the bounds in the module's docstring."""
 
     def __init__(
         self,
@@ -199,6 +202,8 @@ class RewardServer:
         queue: int = 64,
         queue_timeout: float = 30.0,
         read_timeout: float = 30.0,
+        header_timeout: float = 10.0,
+        max_connections: int = 256,
         grace: float = 60.0,
     ) -> None:
         self.scorer = scorer
@@ -207,6 +212,8 @@ class RewardServer:
         self.queue = queue
         self.queue_timeout = queue_timeout
         self.read_timeout = read_timeout
+        self.header_timeout = header_timeout
+        self.max_connections = max_connections
         self.grace = grace
         self._slots = threading.Semaphore(concurrency)
         self._state = threading.Condition()
@@ -234,6 +241,7 @@ class RewardServer:
             "judge": self.scorer.judge_name,
             "instances": self.scorer.instances(),
             "in_flight": self.admitted,
+            "connections": self._server.open_connections,
         }
 
     def scored(self, instance_id: str, patch: str) -> Reward:

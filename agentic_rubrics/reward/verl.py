@@ -4,21 +4,24 @@ verl calls ``compute_score(data_source, solution_str, ground_truth, extra_info=N
 (``custom_reward_function.path``/``name``), with ``custom_reward_function.reward_kwargs`` merged in as
 keyword arguments; its batch reward manager calls ``compute_score(data_sources=, solution_strs=,
 ground_truths=, extra_infos=)`` and takes a list back. Both read a float, or a dict whose ``"score"``
-is the reward (its other keys are logged).
+is the reward (its other keys are logged). TRL's reward functions return a list of floats where
+``None`` means "no reward for this completion".
 
 Settings come from the keyword arguments (the same for every row) and from ``extra_info`` (per row;
 the keyword arguments win): ``instance_id`` (required), and where the rubric and the task are —
 ``run_folder`` (a finished run: its judge, policy, rubrics and tasks file) or ``rubrics_dir`` (with
 ``tasks_file`` and ``config``, a run's YAML settings file, or ``model``/``api_base`` for the LLM judge)
-—, ``judge`` (``checks``: the deterministic checks alone, zero cost), ``state_dir`` (the judge's
-response cache), ``abstain`` (what to return when the score is missing, default ``None``) and
-``details`` (a dict instead of a float). ``ground_truth`` and ``data_source`` are not read. The API key
-comes from ``AGENTIC_RUBRICS_API_KEY`` (never from a dataset row).
+—, ``judge`` (``checks``: the deterministic checks alone, zero cost), ``timeout`` and ``max_retries``
+(of each judge call), ``state_dir`` (the judge's response cache), ``abstain`` (the score verl trains on
+where the reward is absent: every row is then a dict flagging it) and ``details`` (a dict instead of a
+float). ``ground_truth`` and ``data_source`` are not read. The API key comes from
+``AGENTIC_RUBRICS_API_KEY`` (never from a dataset row).
 """
 
 from __future__ import annotations
 
 import atexit
+import math
 import os
 import threading
 from collections.abc import Sequence
@@ -38,8 +41,13 @@ SETTINGS = (
     "model",
     "api_base",
     "state_dir",
+    "timeout",
+    "max_retries",
 )
 """The settings that choose a scorer (one scorer, kept for the process, per distinct combination)."""
+
+NUMBERS = ("timeout", "max_retries")
+"""The settings that are numbers (the others are strings or paths)."""
 
 _scorers: dict[tuple[Any, ...], RewardScorer] = {}
 _lock = threading.Lock()
@@ -99,12 +107,19 @@ def _setting(name: str, kwargs: dict[str, Any], extra: dict[str, Any]) -> Any:
 
 
 def _key(kwargs: dict[str, Any], extra: dict[str, Any]) -> tuple[Any, ...]:
-    out = []
+    out: list[Any] = []
     for name in SETTINGS:
         value = _setting(name, kwargs, extra)
-        if value is not None and not isinstance(value, str | os.PathLike):
+        if name in NUMBERS:
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float)
+            ):
+                raise DataError(f"extra_info.{name}: expected a number, got {type(value).__name__}")
+            out.append(value)
+        elif value is not None and not isinstance(value, str | os.PathLike):
             raise DataError(f"extra_info.{name}: expected a string, got {type(value).__name__}")
-        out.append(None if value is None else str(value))
+        else:
+            out.append(None if value is None else str(value))
     return tuple(out)
 
 
@@ -118,12 +133,14 @@ def _build(key: tuple[Any, ...]) -> RewardScorer:
     judge = s["judge"]
     if judge not in (None, "run", "checks"):
         raise DataError(f"judge: expected 'checks' or 'run', got {judge!r}")
+    limits = {"timeout": s["timeout"], "max_retries": s["max_retries"]}
     if s["run_folder"]:
         return RewardScorer.from_run(
             Path(s["run_folder"]),
             judge="checks" if judge == "checks" else "run",
             state_dir=state,
             api_key=api_key,
+            **limits,
         )
     if not s["rubrics_dir"]:
         raise DataError("extra_info: give run_folder, or rubrics_dir (with tasks_file)")
@@ -138,7 +155,12 @@ def _build(key: tuple[Any, ...]) -> RewardScorer:
         config = config.model_copy(update={"judge": JudgeConfig()})
     tasks = load_tasks(Path(s["tasks_file"])) if s["tasks_file"] else None
     return RewardScorer(
-        config, rubrics_dir=Path(s["rubrics_dir"]), tasks=tasks, state_dir=state, api_key=api_key
+        config,
+        rubrics_dir=Path(s["rubrics_dir"]),
+        tasks=tasks,
+        state_dir=state,
+        api_key=api_key,
+        **limits,
     )
 
 
@@ -172,13 +194,29 @@ def _instance(kwargs: dict[str, Any], extra: dict[str, Any]) -> str:
 
 
 def _value(reward: Reward, kwargs: dict[str, Any], extra: dict[str, Any]) -> Any:
-    score = reward.score if reward.score is not None else _setting("abstain", kwargs, extra)
-    if not _setting("details", kwargs, extra):
-        return score
+    default = _setting("abstain", kwargs, extra)
+    if default is not None and (
+        isinstance(default, bool)
+        or not isinstance(default, int | float)
+        or not math.isfinite(default)
+    ):
+        raise DataError(
+            f"abstain: expected the score of an absent reward (a number), got {default!r}"
+        )
+    if default is None and not _setting("details", kwargs, extra):
+        return reward.score  # S, or None: TRL takes None as "no reward" for the completion
+    # verl reads a dict this way (volcengine/verl at b178a3c, verl/workers/reward_manager/naive.py
+    # and batch.py): `if isinstance(score, dict): reward = score["score"]` goes into the reward
+    # tensor, and every key is appended to reward_extra_info[key], which is logged and set on the
+    # batch as np.array(values) — so every row carries the same keys; and no value is None, since
+    # validation takes np.mean of every key whose first value is not a string
+    # (verl/trainer/ppo/metric_utils.py, process_validation_metrics)
+    absent = reward.score is None
     return {
-        "score": score,
-        "coverage": reward.coverage,
-        "abstained": int(reward.score is None),
+        "score": default if absent else reward.score,
+        "reward_absent": absent,
+        "absent_reason": reward.abstained or "",
+        "coverage": math.nan if reward.coverage is None else reward.coverage,
     }
 
 
@@ -191,9 +229,13 @@ def compute_score(
 ) -> Any:
     """verl's custom reward: S of the patch in ``solution_str`` for ``extra_info["instance_id"]``.
 
-    Returns S (a float in [0, 1]), or ``None`` (the ``abstain`` setting, when given) where S is missing:
-    unknown instance, no rubric, no item with a verdict. With ``details``: ``{"score", "coverage",
-    "abstained"}``.
+    Returns S (a float in [0, 1]), or ``None`` where the reward is absent (TRL's reward functions take
+    ``None``): a judge call failed or did not answer within ``timeout``, no model-decided item has a
+    verdict, the coverage is under the policy's minimum, no item has a verdict, unknown instance, no
+    rubric (the reasons: :mod:`agentic_rubrics.reward.result`). With ``abstain`` (a number: verl puts
+    every score in a tensor) or ``details``, a dict for every row: ``{"score", "reward_absent",
+    "absent_reason", "coverage"}`` — ``score`` is ``abstain`` (``None`` without it) where
+    ``reward_absent`` is true, and ``absent_reason`` the code (``""`` where the reward is present).
 
     Raises:
         DataError: no instance id, no rubric source, or a setting of the wrong type.

@@ -1,4 +1,4 @@
-"""Files on disk: atomic writes, JSONL records.
+"""Files on disk: atomic writes, JSONL records, a JSON document read with a located error.
 
 Every write goes to a temporary file in the same folder and is renamed over the target, so a killed
 run leaves either the old file or the new one, never half of one.
@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.exceptions import AgenticRubricsError, DataError
 
 
 def atomic_write_text(path: Path, text: str, *, durable: bool = True) -> None:
@@ -88,3 +88,38 @@ def read_jsonl(
         if not isinstance(record, dict):
             raise DataError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
         yield number, record
+
+
+def parse_json(
+    data: str | bytes, where: object, error: type[AgenticRubricsError] = DataError
+) -> Any:
+    """The JSON document in ``data`` (read from ``where``, which the error names): ``error`` when it is
+    not UTF-8, not JSON (line and column), or nested deeper than the decoder goes — a hostile file of
+    100,000 nested lists is a located error, never a RecursionError."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise error(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(
+            f"{where}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
+        ) from None
+    except RecursionError:
+        raise error(f"{where}: JSON nested too deeply") from None
+
+
+def read_json(
+    path: Path, error: type[AgenticRubricsError] = DataError, *, what: str | None = None
+) -> Any:
+    """The JSON document in the file ``path`` (:func:`parse_json`; ``error`` also when the file cannot
+    be read). ``what`` comes after the path in the message (``not a content weights file``)."""
+    where = f"{path}: {what}" if what else str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise error(f"{where}: file not found") from None
+    except OSError as exc:
+        raise error(f"{where}: cannot be read ({exc.strerror or exc})") from None
+    return parse_json(data, where, error)

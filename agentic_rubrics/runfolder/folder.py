@@ -20,6 +20,7 @@ from agentic_rubrics.runfolder.files import (
     append_jsonl,
     atomic_write_json,
     atomic_write_text,
+    read_json,
     read_jsonl,
 )
 from agentic_rubrics.runfolder.item_audit import ITEM_AUDIT_FILE
@@ -72,11 +73,12 @@ class RunFolder:
             ConfigError: the folder was started with another configuration.
         """
         if self.config_path.exists() and not restart:
-            recorded = json.loads(self.config_path.read_text(encoding="utf-8"))
-            if recorded.get("config_hash") != config_hash:
+            recorded = read_json(self.config_path)
+            found = recorded.get("config_hash") if isinstance(recorded, dict) else None
+            if found != config_hash:
                 raise ConfigError(
                     f"{self.config_path}: this folder was started with configuration"
-                    f" {recorded.get('config_hash')}, not {config_hash}; use another --out folder,"
+                    f" {found}, not {config_hash}; use another --out folder,"
                     " or --restart to discard its results"
                 )
             described = _entries(verifiers) if verifiers is not None else recorded.get("verifiers")
@@ -345,6 +347,8 @@ class RunFolder:
             return None
         except (ValueError, UnicodeDecodeError) as exc:
             raise DataError(f"{path}: invalid JSON ({exc})") from exc
+        except RecursionError:
+            raise DataError(f"{path}: JSON nested too deeply") from None
         if not isinstance(record, dict):
             raise DataError(f"{path}: expected a JSON object, got {type(record).__name__}")
         return read_row(row, record, str(path))

@@ -65,8 +65,8 @@ def folder_lock(root: Path) -> Iterator[None]:
 def _holder(path: Path) -> str:
     try:
         info = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         info = {}
-    if not info:
+    if not isinstance(info, dict) or not info:
         return "process unknown"
     return f"process {info.get('pid')} on {info.get('host')}, since {info.get('since')}"

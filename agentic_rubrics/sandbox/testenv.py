@@ -35,13 +35,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentic_rubrics.exceptions import SandboxError
 
 SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib/", "/lib64/")
 _SCHEMA = "agentic-rubrics/env/1"
 _PROBE = "import sys; print(sys.version.split()[0]); print(sys.prefix); print(sys.base_prefix)"
+
+
+ARCHIVES: tuple[str, ...] = (".whl", ".zip", ".egg", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz")
+ARCHIVES += (".tar.xz", ".txz", ".tlz", ".tar.lz", ".tar.lzma")
+"""Suffixes that make pip read a requirement as a file when one of that name exists (pip's archives)."""
+
+
+def requirement_problem(text: str) -> str | None:
+    """Why ``text`` is no plain requirement (``None``: it is one — a PEP 508 name with version,
+    extras and markers). pip reads its arguments as options and files too: ``-r FILE`` installs what a
+    file lists, ``--index-url`` or ``--find-links`` another index, a path or a URL a package from
+    anywhere; a spec file must not reach beyond the index pip is configured with."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if text.lstrip().startswith("-"):
+        return "a pip option (-r, -e, -c, --index-url, --find-links …), not a requirement"
+    try:
+        parsed = Requirement(text)
+    except InvalidRequirement as exc:
+        first = str(exc).splitlines()[0]
+        return f"not a PEP 508 requirement (a path, a file: or VCS URL, an option?): {first}"
+    if parsed.url is not None:
+        return f"a direct reference to {parsed.url!r}: give a name and a version from the index"
+    if parsed.name.lower().endswith(ARCHIVES):
+        return "a file name (pip installs an archive of that name from the current folder)"
+    return None
 
 
 class EnvBuildError(SandboxError):
@@ -56,7 +82,9 @@ class EnvSpec(BaseModel):
     python: str = "/usr/bin/python3"
     """The interpreter the venv is made with."""
     requirements: list[str] = Field(default_factory=list)
-    """Requirements installed first (pip's syntax: ``numpy<2``, ``pytest==7.4.4`` ...)."""
+    """Requirements installed first: PEP 508 names with versions, extras and markers (``numpy<2``,
+    ``pytest==7.4.4``, ``requests[socks]; python_version < "3.12"``); pip options, paths, files and
+    URLs are refused (:func:`requirement_problem`)."""
     install_tree: bool = True
     """Then ``pip install -e .`` of the task's tree (its dependencies, its metadata)."""
     build_env: dict[str, str] = Field(default_factory=dict)
@@ -68,6 +96,15 @@ class EnvSpec(BaseModel):
     """The Debian suite of the docker image built from this spec (``agentic-rubrics build-env``):
     ``bookworm`` gives Python 3.11, ``bullseye`` Python 3.9. Not read by local venvs (``python``)."""
 
+    @field_validator("requirements")
+    @classmethod
+    def _plain(cls, value: list[str]) -> list[str]:
+        for n, text in enumerate(value):
+            problem = requirement_problem(text)
+            if problem is not None:
+                raise ValueError(f"requirements[{n}] {text!r}: {problem}")
+        return value
+
 
 def load_specs(path: Path) -> dict[str, EnvSpec]:
     """The specs a JSON file holds by ``owner/name[@version]`` or ``*`` (ConfigError naming the file
@@ -75,11 +112,9 @@ def load_specs(path: Path) -> dict[str, EnvSpec]:
     from pydantic import ValidationError
 
     from agentic_rubrics.exceptions import ConfigError
+    from agentic_rubrics.runfolder.files import read_json
 
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
+    raw = read_json(path, ConfigError)  # a located error, also for 100,000 nested lists
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected an object of specs by owner/name[@version] or *")
     out = {}
@@ -87,7 +122,8 @@ def load_specs(path: Path) -> dict[str, EnvSpec]:
         try:
             out[key] = EnvSpec.model_validate(value)
         except ValidationError as exc:
-            raise ConfigError(f"{path}: {key}: {exc.errors()[0]['msg']}") from None
+            message = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise ConfigError(f"{path}: {key}: {message}") from None
     return out
 
 
