@@ -30,9 +30,10 @@ from typing import Literal
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.protocols import CommandResult
+from agentic_rubrics.test_infra import GRADED_FOLDER
 
-TEST_DIR = "agentic_rubrics_tests"
-"""Where the test files go in the candidate's tree."""
+TEST_DIR = GRADED_FOLDER
+"""Where the test files go in the candidate's tree (:data:`~agentic_rubrics.test_infra.GRADED_FOLDER`)."""
 STAGE = "/stage"
 """Where the candidate's patch and the test files are bound read-only inside the sandbox."""
 Status = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
