@@ -58,24 +58,30 @@ PYTEST_ENV: tuple[str, ...] = (
 """The environment variables pytest reads to choose its options, plugins and hooks (and how it
 imports test modules): unset in every test run (autoload is then turned off again)."""
 
+START_UP_NAMES: tuple[str, ...] = (
+    "conftest.py",
+    "pytest.ini",
+    ".pytest.ini",
+    "pytest.toml",
+    ".pytest.toml",
+    "tox.ini",
+    "setup.cfg",
+    "pyproject.toml",
+    "sitecustomize.py",
+    "usercustomize.py",
+    "*.pth",
+)
+"""The file names (globs) pytest or Python may read at start-up, wherever they are: what a run
+checks the candidate's apply left as the diff says (a diff read otherwise by ``patch``'s fallback)."""
+
 _CONFIG_NAMES = frozenset({"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml"})
 _SECTIONED = {"tox.ini": "ini", "setup.cfg": "ini", "pyproject.toml": "toml"}
 _STARTUP_NAMES = frozenset({"sitecustomize.py", "usercustomize.py"})
 _ENTRY_POINT_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
 # the runner's own imports a new top-level module could stand in for: the interpreter's library and
 # pytest's (pytest, its plugin manager and the packages it imports at start-up)
-_SHADOWED = frozenset(sys.stdlib_module_names) | {
-    "pytest",
-    "_pytest",
-    "pluggy",
-    "py",
-    "iniconfig",
-    "packaging",
-    "exceptiongroup",
-    "tomli",
-    "colorama",
-    "pygments",
-}
+_RUNNER_IMPORTS = ("pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "exceptiongroup")
+_SHADOWED = frozenset(sys.stdlib_module_names) | frozenset((*_RUNNER_IMPORTS, "tomli", "colorama"))
 _MODULE_FILE = re.compile(r"^([A-Za-z_]\w*)(?:\.[\w-]+)*\.(?:py|pyc|pyw|so|pyd)$")
 _INI_HEADER = re.compile(r"^\[([^\]\n]*)\]")  # iniconfig: a header starts its line with "["
 _TOML_HEADER = re.compile(r"^\s*\[\[?([^\[\]]*)\]\]?\s*(?:#.*)?$")
@@ -348,6 +354,16 @@ def infra_changes(
         for change in (*_path_kinds(f), *_content_kinds(f, read_base)):
             found[change] = None
     return tuple(found)
+
+
+def touched_paths(patch: str) -> list[str]:
+    """Every path a patch names inside the tree (both sides of a rename), in its order."""
+    seen: dict[str, None] = {}
+    for f in _files(patch):
+        for path in (f.old, f.new):
+            if path is not None:
+                seen[path] = None
+    return list(seen)
 
 
 def neutralised_paths(changes: Iterable[InfraChange]) -> list[str]:

@@ -99,6 +99,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_worker_start": "pipeline",
     "test_config_unions": "sandbox",
     "test_test_infra": "base",
+    "test_tests_guard": "pipeline",
     "test_agent": "explore",
     "test_agent_fencing": "explore",
     "test_agent_models": "explore",
