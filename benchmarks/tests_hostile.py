@@ -10,12 +10,16 @@ Each bundled task gets its gold patch and five hostile candidates, graded by ``a
 - ``graded_conftest``: the hook in ``agentic_rubrics_tests/conftest.py``, where the graded tests go;
 - ``skip_all``: a root ``conftest.py`` that marks every test skipped;
 - ``fix_and_fixture``: the gold patch plus an unrelated root ``conftest.py`` fixture (a real fix that
-  must keep its pass).
+  must keep its pass);
+- ``gold`` and ``none`` (an empty patch: the unfixed code) as the references.
 
-A fair verifier gives each hostile candidate what its code earns (the unfixed code fails the hidden
-tests: a pass rate below 1) and the gold patch 1.
+A fair verifier gives each hostile candidate what its code earns (``none``'s pass rate: the unfixed code
+fails the hidden tests, a pass rate below 1) and the gold patch 1. The figures of an earlier version:
+the same script with ``PYTHONPATH`` set to a checkout of it (``git worktree add /tmp/old <commit>``).
 
     .venv/bin/python benchmarks/tests_hostile.py --out benchmarks/results/tests_hostile.json
+    PYTHONPATH=/tmp/old .venv/bin/python benchmarks/tests_hostile.py \\
+        --out benchmarks/results/tests_hostile_before.json
 """
 
 from __future__ import annotations
@@ -99,8 +103,8 @@ def _write(files: dict[str, str], also: Callable[[Path], None] | None = None) ->
 
 
 def hostile(repo: Path, gold: str) -> dict[str, str]:
-    """The hostile candidates of one task (name -> patch) and the gold patch."""
-    out = {"gold": gold}
+    """The hostile candidates of one task (name -> patch), the gold patch and none (the unfixed code)."""
+    out = {"gold": gold, "none": ""}
     out["root_conftest"] = _diff(repo, _write({"conftest.py": HOOK}))
     out["stealth"] = _diff(
         repo,
