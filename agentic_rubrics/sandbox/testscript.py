@@ -10,10 +10,11 @@ In order, inside the sandbox, in the tree's root:
    :func:`~agentic_rubrics.test_infra.neutralised_paths` and every file the test patch touches) is
    kept aside;
 3. the candidate is applied like the harness (``git apply``, then ``patch --batch --fuzz=5 -p1``);
-4. a file pytest or Python reads at start-up (:data:`~agentic_rubrics.test_infra.START_UP_NAMES`, a
-   top-level module or package) that the apply wrote, changed or removed although the diff does not name
-   it (``named.list``: a diff ``patch`` read otherwise than ``git apply`` would) refuses the candidate
-   (``tampers_with_tests``);
+4. when ``patch`` applied it (``git apply`` reads the diff as :mod:`~agentic_rubrics.test_infra`
+   does, and writes nothing when it fails), a file pytest or Python reads at start-up
+   (:data:`~agentic_rubrics.test_infra.START_UP_NAMES`, a top-level module or package) that ``patch``
+   wrote, changed or removed although the diff does not name it (``named.list``: a diff read
+   otherwise) refuses the candidate (``tampers_with_tests``);
 5. every path of ``restore.list`` is put back to its base version, removed when the base has none: the
    repository's own conftests and config load, the candidate's do not, and the test patch's files are
    as the harness's ``git checkout <base> -- <files>`` / ``rm -f <new files>`` leaves them
@@ -70,19 +71,20 @@ while IFS= read -r -d '' p; do
     mkdir -p -- "$keep/base/$(dirname -- "$p")" && cp -RP -- "$p" "$keep/base/$p" || {{ echo "@@STAGE failed"; exit 0; }}
   fi
 done < {stage}/restore.list
-startup_files | LC_ALL=C sort > "$keep/before"
 applied=none
 if [ -s {stage}/candidate.diff ]; then
   if git apply --whitespace=nowarn {stage}/candidate.diff >/dev/null 2>&1; then applied=git_apply
-  elif patch --batch --fuzz=5 -p1 -i {stage}/candidate.diff >/dev/null 2>&1; then applied=patch_fuzz
-  else echo "@@APPLY failed"; exit 0
+  else
+    startup_files | LC_ALL=C sort > "$keep/before"
+    patch --batch --fuzz=5 -p1 -i {stage}/candidate.diff >/dev/null 2>&1 || {{ echo "@@APPLY failed"; exit 0; }}
+    applied=patch_fuzz
+    startup_files | LC_ALL=C sort > "$keep/after"
+    LC_ALL=C comm -3 "$keep/before" "$keep/after" | sed 's/^\\t//' | cut -d' ' -f2- | LC_ALL=C sort -u > "$keep/changed"
+    while IFS= read -r f; do
+      grep -qxzF -- "${{f#./}}" {stage}/named.list || {{ echo "@@APPLY unlisted"; exit 0; }}
+    done < "$keep/changed"
   fi
 fi
-startup_files | LC_ALL=C sort > "$keep/after"
-LC_ALL=C comm -3 "$keep/before" "$keep/after" | sed 's/^\\t//' | cut -d' ' -f2- | LC_ALL=C sort -u > "$keep/changed"
-while IFS= read -r f; do
-  grep -qxzF -- "${{f#./}}" {stage}/named.list || {{ echo "@@APPLY unlisted"; exit 0; }}
-done < "$keep/changed"
 while IFS= read -r -d '' p; do
   inside "$p" || continue
   rm -rf -- "$p"
