@@ -101,7 +101,12 @@ def main() -> None:
     ap.add_argument("--repo-cache", type=Path, default=None)
     ap.add_argument("--env-spec", type=Path, default=ROOT / "benchmarks/envs/swebench_py311.json")
     ap.add_argument("--env-cache", type=Path, default=Path("/tmp/envs"))
-    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds for one run of the tests (tests.timeout_s, through --config; default 120)",
+    )
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args()
@@ -151,6 +156,10 @@ def main() -> None:
         args.repo_url,
         *(["--repo-cache", str(args.repo_cache)] if args.repo_cache else []),
     ]
+    if args.timeout is not None:
+        settings = work / "settings.yaml"
+        settings.write_text(f"tests:\n  timeout_s: {args.timeout}\n")
+        cmd += ["--config", str(settings)]
     started = time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     seconds = time.monotonic() - started

@@ -101,6 +101,8 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_envcheck": "sandbox",
     "test_worker_start": "pipeline",
     "test_config_unions": "sandbox",
+    "test_test_infra": "base",
+    "test_tests_guard": "pipeline",
     "test_agent": "explore",
     "test_agent_fencing": "explore",
     "test_agent_models": "explore",

@@ -150,6 +150,12 @@ def test_each_candidate_in_its_own_container(env_image: str) -> None:
         "wrong": patch_f("    return 4"),
         "oom": patch_f("    x = bytearray(1 << 30)\n    return 3"),
         "bad": "diff --git a/nope.py b/nope.py\n--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-a\n+b\n",
+        # fixes nothing: a root conftest.py whose hook makes every test a no-op (put back: removed)
+        "hook": (
+            "diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n"
+            "+++ b/conftest.py\n@@ -0,0 +1,3 @@\n+def pytest_collection_modifyitems(items):\n"
+            "+    for item in items:\n+        item.runtest = lambda: None\n"
+        ),
     }
     limits = ExecLimits(timeout_s=60)
     started = time.perf_counter()
@@ -171,7 +177,10 @@ def test_each_candidate_in_its_own_container(env_image: str) -> None:
                                       f"{node}test_offline": "passed"}),
         "oom": ("git_apply", "oom", {}),
         "bad": (None, "patch_does_not_apply", {}),
+        "hook": ("git_apply", None, {f"{node}test_alone": "passed", f"{node}test_fixed": "failed",
+                                     f"{node}test_offline": "passed"}),
     }  # fmt: skip
+    assert runs["hook"].infra == ["conftest"] and runs["fix"].infra == []
     assert all(r.timings["start_ms"] > 0 for r in runs.values() if r.timings)
     assert wall < 300
     assert ours() == []

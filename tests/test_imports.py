@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "runfolder",
             "runfolder.*",
             "patch",
+            "test_infra",
             "prompts",
             "limits",
             "worker_processes",

@@ -368,8 +368,12 @@ def test_hostile_and_signal_free_scripts_leave_every_candidate_missing_and_the_r
 @needs_sandbox
 def test_each_candidate_runs_apart_and_its_failures_are_its_own(tmp_path: Path) -> None:
     example = next(e for e in load_examples() if e.task.instance_id == PAGEWISE)
-    # a candidate whose conftest.py never ends (pytest loads it from the tree's root)
-    hangs = "--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,2 @@\n+while True:\n+    pass\n"
+    # a candidate whose package never finishes importing (the tests import it)
+    first = (example.folder / "repo/pagewise/__init__.py").read_text().splitlines()[0]
+    hangs = (
+        "--- a/pagewise/__init__.py\n+++ b/pagewise/__init__.py\n@@ -1 +1,3 @@\n"
+        f"+while True:\n+    pass\n {first}\n"
+    )
     stray = "--- a/nope.py\n+++ b/nope.py\n@@ -1 +1 @@\n-a\n+b\n"
     cases = {"mixed": [("gold", example.gold_patch), ("stray", stray), ("hangs", hangs)]}
     tasks = _variant_tasks(tmp_path, cases)

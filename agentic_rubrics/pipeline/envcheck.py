@@ -1,10 +1,14 @@
 """``env-check``: can this machine run each SWE-bench instance's own tests?
 
 For every instance: its tree at the base commit (once, :class:`~agentic_rubrics.sandbox.testrun.PreparedTree`),
-its test patch applied, and the files it touches run with the harness's runner
+and the files its test patch touches run with the harness's runner
 (:mod:`~agentic_rubrics.sandbox.testlogs`) twice: with the gold patch, where FAIL_TO_PASS must pass,
-and with none, where they must not. An instance whose two runs say so is ``runnable``; any other gets
-the first reason that explains it (:data:`REASONS`). Nothing here calls a model.
+and with none, where they must not. Each run is in the harness's order
+(:mod:`~agentic_rubrics.sandbox.testscript`): the patch applied, the test infrastructure it changed
+put back, then the test patch applied over the base version of the files it touches. An instance whose
+two runs say so is ``runnable``; any other gets the first reason that explains it (:data:`REASONS`).
+Nothing here calls a model. A FAIL_TO_PASS test passes as the harness's ``test_passed`` says: passed
+or xfailed (skipped, xpassed, absent: not).
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ REASONS = {
     "sandbox_error": "the sandbox could not run the tests",
 }
 """Every reason an instance's row may give, and what it means."""
-_PASS = ("passed", "xfailed")
+_PASS = ("passed", "xfailed")  # swebench/harness/grading.py: test_passed
 _MISSING = re.compile(r"No module named '?([\w.]+)")
 _IMPORT = re.compile(r"ImportError: ([^\n]{0,160})")
 _SAID = re.compile(r"^E\s+(\S[^\n]*)", re.M)

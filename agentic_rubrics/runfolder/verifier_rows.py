@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from agentic_rubrics.runfolder.rows import RowBase, RubricOutcome
+from agentic_rubrics.test_infra import InfraKind
 from agentic_rubrics.types import SCHEMA
 
 TestStatus = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
@@ -42,8 +43,8 @@ class TestRunRow(RowBase):
     exit_code: int | None = None
     """pytest's exit status (``None``: it did not run, or it was killed)."""
     reason: str | None = None
-    """Why the run gave no outcomes (``timeout``, ``patch_does_not_apply``, ``no_tests_collected``,
-    ``sandbox_error`` ...); ``None`` when pytest reported."""
+    """Why the run gave no outcomes (``timeout``, ``patch_does_not_apply``, ``tampers_with_tests``,
+    ``no_tests_collected``, ``sandbox_error`` ...); ``None`` when pytest reported."""
     outcomes: dict[str, TestStatus] = Field(default_factory=dict)
     """Each test's status, by pytest node id."""
     durations: dict[str, float] = Field(default_factory=dict)
@@ -54,6 +55,9 @@ class TestRunRow(RowBase):
     """CPU time of apply and pytest (``None``: killed before it could be read)."""
     excerpt: str = Field(default="", max_length=EXCERPT_CHARS)
     """The tail of pytest's output (redacted)."""
+    infra: list[InfraKind] = Field(default_factory=list)
+    """The kinds of test infrastructure the patch changes (:mod:`agentic_rubrics.test_infra`):
+    put back to the base before the tests ran (``graded_folder``: the run was refused)."""
 
 
 class TestValidation(RowBase):

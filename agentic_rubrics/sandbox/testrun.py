@@ -2,17 +2,22 @@
 
 The task's tree (a cached export, or its ``repo_path``) is copied once per task (:class:`PreparedTree`:
 writable by the sandbox's user, as the repository's files must be for a patch), and that copy is the
-overlay's lower layer of every candidate's sandbox: nothing is copied per candidate. Inside the sandbox, the candidate is applied like the SWE-bench harness (``git
-apply``, then ``patch --batch --fuzz=5 -p1``), the test files are copied into ``agentic_rubrics_tests/``
-and a fresh pytest runs them (no plugin autoload, no cache, no bytecode, captured output not shown), its
-report written to the run's own ``/tmp`` (apart from the tree's capped layer, which a test may fill) and
-read back as one line per test (``PASSED <node id>`` …) and a tail. Every
-limit of the sandbox holds: no network, no capability, an unprivileged uid, a process limit, an address
-space per process, a capped writable layer and ``/tmp``, and a timeout that kills the whole pid namespace.
+overlay's lower layer of every candidate's sandbox: nothing is copied per candidate. Inside the sandbox
+runs the script of :mod:`~agentic_rubrics.sandbox.testscript`: the candidate applied like the SWE-bench
+harness (``git apply``, then ``patch --batch --fuzz=5 -p1``), the test infrastructure it changed
+(:mod:`agentic_rubrics.test_infra`: conftests, pytest's config, start-up files) put back to the base
+version, then the test files copied into ``agentic_rubrics_tests/`` (or the test patch applied over the
+base version of its files) and a fresh pytest run (no plugin autoload, no cache, no bytecode, pytest's
+variables unset, captured output not shown), its report written to the run's own ``/tmp`` (apart from the
+tree's capped layer, which a test may fill) and read back as one line per test (``PASSED <node id>`` …)
+and a tail. A candidate touching the graded folder is refused before any sandbox starts
+(``tampers_with_tests``). Every limit of the sandbox holds: no network, no capability, an unprivileged
+uid, a process limit, an address space per process, a capped writable layer and ``/tmp``, and a timeout
+that kills the whole pid namespace.
 
-A candidate patch can still add a ``conftest.py`` that changes outcomes, as it can under the SWE-bench
-harness: tests run the code as the candidate leaves it.
-"""
+What a candidate's code does when the tests import it still runs in the tests' process (it could patch
+pytest's internals on import), as under the SWE-bench harness: the guard is against changing how tests
+are found, configured and loaded, not against code under test."""
 
 from __future__ import annotations
 
@@ -30,11 +35,19 @@ from typing import Literal
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.protocols import CommandResult
+from agentic_rubrics.sandbox.testscript import (
+    STAGE,
+    TAMPERS,
+    RunPlan,
+    plan,
+    script_text,
+    staged,
+    tree_reader,
+)
+from agentic_rubrics.test_infra import GRADED_FOLDER, InfraKind
 
-TEST_DIR = "agentic_rubrics_tests"
-"""Where the test files go in the candidate's tree."""
-STAGE = "/stage"
-"""Where the candidate's patch and the test files are bound read-only inside the sandbox."""
+TEST_DIR = GRADED_FOLDER
+"""Where the test files go in the candidate's tree (:data:`~agentic_rubrics.test_infra.GRADED_FOLDER`)."""
 Status = Literal["passed", "failed", "error", "skipped", "xfailed", "xpassed"]
 _TIMES = re.compile(
     r"^@@TIMES\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s\n(\d+)m([\d.]+)s (\d+)m([\d.]+)s$", re.M
@@ -51,28 +64,6 @@ _STATUS: dict[str, Status] = {
 }
 STATUS_WORDS = tuple(_STATUS)
 """The words pytest's ``-rA`` summary starts a test's line with."""
-_SCRIPT = """set -u
-cd /workspace
-{copy_tests}applied=none
-if [ -s {stage}/candidate.diff ]; then
-  if git apply --whitespace=nowarn {stage}/candidate.diff >/dev/null 2>&1; then applied=git_apply
-  elif patch --batch --fuzz=5 -p1 -i {stage}/candidate.diff >/dev/null 2>&1; then applied=patch_fuzz
-  else echo "@@APPLY failed"; exit 0
-  fi
-fi
-if [ -s {stage}/test.diff ]; then
-  git apply --whitespace=nowarn {stage}/test.diff >/dev/null 2>&1 || {{ echo "@@TESTPATCH failed"; exit 0; }}
-fi
-echo "@@APPLY $applied"
-{exports}{command} > {log} 2>&1
-echo "@@EXIT $?"
-echo "@@TIMES"
-times
-grep -E {lines} {log} | head -n 20000 | cut -c1-400
-echo "@@TAIL"
-tail -c {tail} {log}
-"""
-_COPY_TESTS = 'cp -r {stage}/tests {dir} 2>/dev/null || {{ echo "@@STAGE failed"; exit 0; }}\n'
 _PYTEST = (
     "PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -m pytest -q -rA --tb=short"
     " --show-capture=no -p no:cacheprovider --durations=0 --durations-min=0 --rootdir={root} {dir}"
@@ -137,7 +128,8 @@ class ExecRun:
     """pytest's exit status (``None``: it did not run, or it was killed)."""
     reason: str | None = None
     """Why there are no outcomes: ``patch_does_not_apply``, ``timeout``, ``no_tests_collected``,
-    ``stage_failed``, ``test_patch_does_not_apply``, ``sandbox_error``; ``None`` when pytest reported."""
+    ``stage_failed``, ``test_patch_does_not_apply``, ``tampers_with_tests``, ``sandbox_error``;
+    ``None`` when pytest reported."""
     excerpt: str = ""
     """The tail of pytest's output (bounded)."""
     seconds: float = 0.0
@@ -149,6 +141,9 @@ class ExecRun:
     """Node id -> seconds of its setup, call and teardown, as pytest timed them."""
     timings: dict[str, float] = field(default_factory=dict)
     """``prepare_ms`` (staging and the sandbox's start), ``run_ms`` (apply and pytest), ``close_ms``."""
+    infra: list[InfraKind] = field(default_factory=list)
+    """The kinds of test infrastructure the candidate changes (:mod:`agentic_rubrics.test_infra`),
+    neutralised before the tests ran."""
 
     @property
     def cpu_seconds(self) -> float | None:
@@ -193,12 +188,16 @@ class PreparedTree:
         shutil.rmtree(self._tmp, ignore_errors=True)
 
 
-def stage_files(patch: str, tests: dict[str, bytes], test_patch: str = "") -> Path:
-    """A folder the sandbox's host user may read: the patch, the test patch and the test files."""
+def stage_files(
+    patch: str, tests: dict[str, bytes], test_patch: str = "", run_plan: RunPlan | None = None
+) -> Path:
+    """A folder the sandbox's host user may read: the patch, the test patch, the paths to put back
+    and the diff's paths (:func:`~agentic_rubrics.sandbox.testscript.staged`), and the test files."""
     stage = Path(tempfile.mkdtemp(prefix="agentic-rubrics-stage-"))
     stage.chmod(0o755)
-    (stage / "candidate.diff").write_text(patch, encoding="utf-8", errors="surrogateescape")
-    (stage / "test.diff").write_text(test_patch, encoding="utf-8", errors="surrogateescape")
+    run_plan = run_plan or plan(patch, graded=bool(tests), test_patch=test_patch)
+    for name, data in staged(patch, test_patch, run_plan).items():
+        (stage / name).write_bytes(data)
     folder = stage / "tests"
     folder.mkdir(mode=0o755)
     for name, data in tests.items():
@@ -219,7 +218,8 @@ def parse(
     exit_code: int | None = None
     for line in output.splitlines():
         if line.startswith("@@APPLY "):
-            applied = None if line[8:].strip() == "failed" else line[8:].strip()
+            said = line[8:].strip()
+            applied = None if said in ("failed", "unlisted") else said
         elif line.startswith("@@EXIT "):
             value = line[7:].strip()
             exit_code = int(value) if value.isdigit() else None
@@ -263,23 +263,32 @@ def script(
     stage: str = STAGE,
     workdir: str = "/workspace",
     log: str = "/tmp/pytest.out",
+    keep: str = "/tmp/agentic-rubrics-keep",
 ) -> str:
-    """The shell script one run is (the staged files at ``stage``, the tree at ``workdir``, the
-    tests' output in ``log``)."""
+    """The shell script one run is (:mod:`~agentic_rubrics.sandbox.testscript`: the staged files at
+    ``stage``, the tree at ``workdir``, the tests' output in ``log``, the base copies in ``keep``)."""
     if command is None:
         pytest = _PYTEST.format(python=shlex.quote(python), dir=TEST_DIR, root=shlex.quote(workdir))
         command = RunCommand(pytest, lines=PYTEST_LINES)
     exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in (variables or {}).items())
-    text = _SCRIPT.format(
-        stage=stage,
-        copy_tests=_COPY_TESTS.format(stage=stage, dir=TEST_DIR) if tests else "",
-        exports=exports,
-        command=command.command,
-        lines=shlex.quote(command.lines),
+    return script_text(
+        command.command,
+        command.lines,
         tail=limits.excerpt_chars,
-        log=shlex.quote(log),
+        tests=bool(tests),
+        stage=stage,
+        workdir=workdir,
+        log=log,
+        keep=keep,
+        exports=exports,
     )
-    return text.replace("cd /workspace\n", f"cd {shlex.quote(workdir)}\n", 1)
+
+
+def refused(run_plan: RunPlan) -> ExecRun | None:
+    """The run of a candidate refused before anything runs (``None``: it runs)."""
+    if run_plan.refused is None:
+        return None
+    return ExecRun(applied=None, reason=run_plan.refused, infra=list(run_plan.infra))
 
 
 def outcome(done: CommandResult, read: Callable[[str], dict[str, Status]]) -> ExecRun:
@@ -292,6 +301,8 @@ def outcome(done: CommandResult, read: Callable[[str], dict[str, Status]]) -> Ex
         run.reason = "timeout"
     elif "@@STAGE failed" in done.output:
         run.reason = "stage_failed"
+    elif "@@APPLY unlisted" in done.output:
+        run.reason = TAMPERS
     elif applied is None and "@@APPLY failed" in done.output:
         run.reason = "patch_does_not_apply"
     elif "@@TESTPATCH failed" in done.output:
@@ -323,7 +334,10 @@ async def run_tests(
 
     limits = limits or ExecLimits()
     start = time.perf_counter()
-    stage = stage_files(patch, tests, test_patch)
+    run_plan = plan(patch, graded=bool(tests), test_patch=test_patch, read_base=tree_reader(tree))
+    if (refusal := refused(run_plan)) is not None:
+        return refusal
+    stage = stage_files(patch, tests, test_patch, run_plan)
     try:
         sandbox = await asyncio.to_thread(
             BubblewrapSandbox,
@@ -347,6 +361,7 @@ async def run_tests(
         await sandbox.close()
         shutil.rmtree(stage, ignore_errors=True)
     run = outcome(done, command.parse if command else parse_pytest_lines)
+    run.infra = list(run_plan.infra)
     end = time.perf_counter()
     run.seconds = round(end - start, 4)
     run.timings = {

@@ -5,9 +5,10 @@ The task's image is prepared once (:func:`prepare_task`): a container started fr
 cleaned (``clean_history``), the environment read (conda's ``testbed`` activated, or the image's own),
 then committed as a labelled image of this run. Each candidate then gets a new container from that
 image (nothing one candidate's tests write is ever seen by another's), its network cut when
-``no_network``, the patch, test patch and test files written through the runtime, and the shared test
-script of :func:`~agentic_rubrics.sandbox.testrun.script` run as it is (apply like the harness, then
-the tests).
+``no_network``, the patch, test patch, path lists and test files written through the runtime, and the
+shared test script of :func:`~agentic_rubrics.sandbox.testrun.script` run as it is (the candidate
+applied like the harness, its test infrastructure put back, then the tests added: see
+:mod:`~agentic_rubrics.sandbox.testscript`).
 
 Limits are the container's: ``memory_mib`` (swap included), ``pids_limit``, ``cpus``, and the
 timeout, past which the container is killed (every process in it; SWE-ReX's own timeout stops only the
@@ -40,8 +41,10 @@ from agentic_rubrics.sandbox.testrun import (
     RunCommand,
     outcome,
     parse_pytest_lines,
+    refused,
     script,
 )
+from agentic_rubrics.sandbox.testscript import plan, staged, tree_reader
 
 STAGE_ROOT = "/tmp"
 PREPARED_LABEL = "agentic_rubrics.prepared"
@@ -150,6 +153,10 @@ async def run_in_container(
     """One candidate's run in a new container of the prepared image (never raises SandboxError)."""
     from agentic_rubrics.sandbox.swerex_docker import cut_network
 
+    read_base = tree_reader(where.repo_path) if where.repo_path is not None else None
+    run_plan = plan(patch, graded=bool(tests), test_patch=test_patch, read_base=read_base)
+    if (refusal := refused(run_plan)) is not None:
+        return refusal
     start = time.perf_counter()
     deployment = ContainerDeployment(config.container_spec(where.instance_id, task.image))
     timings: dict[str, float] = {}
@@ -159,7 +166,7 @@ async def run_in_container(
         if config.no_network:
             await cut_network(config, deployment)
         stage = posixpath.join(STAGE_ROOT, f"agentic-rubrics-stage-{secrets.token_hex(8)}")
-        await _stage(deployment, stage, patch, tests, test_patch)
+        await _stage(deployment, stage, staged(patch, test_patch, run_plan), tests)
         prepared = time.perf_counter()
         text = script(
             tests,
@@ -169,6 +176,7 @@ async def run_in_container(
             stage=stage,
             workdir=config.repo_dir,
             log=f"{stage}/tests.log",
+            keep=f"{stage}/keep",
         )
         done = await _execute(deployment, text, config.repo_dir, task.env, limits.timeout_s)
         ran = time.perf_counter()
@@ -178,6 +186,7 @@ async def run_in_container(
         return failed_run(exc, round(time.perf_counter() - start, 4))
     await deployment.stop()
     run = outcome(done, command.parse if command else parse_pytest_lines)
+    run.infra = list(run_plan.infra)
     if oom:
         run.reason = "oom"
     elif run.reason == "sandbox_error":  # the script never said how the tests ended
@@ -195,13 +204,15 @@ async def run_in_container(
 async def _stage(
     deployment: ContainerDeployment,
     stage: str,
-    patch: str,
+    files_staged: dict[str, bytes],
     tests: dict[str, bytes],
-    test_patch: str,
 ) -> None:
     from swerex.runtime.abstract import WriteFileRequest
 
-    files = {f"{stage}/candidate.diff": patch, f"{stage}/test.diff": test_patch}
+    files = {
+        f"{stage}/{name}": data.decode("utf-8", "surrogateescape")
+        for name, data in files_staged.items()
+    }
     for name, data in tests.items():
         if "/" in name or name.startswith("."):
             raise SandboxError(f"test file name {name!r} is not a plain file name")

@@ -5,9 +5,10 @@ per-instance image (``swebench/sweb.eval.x86_64.<id with __ as _1776_>:latest``,
 ``/testbed``, the harness's ``testbed`` conda environment activated once, the network cut), and
 ``swerex-remote``, ``swerex-modal`` or ``swerex-local`` whatever their configuration says. One
 deployment per run: the candidate is applied to the deployment's own tree, which is thrown away with it
-(a container per candidate, as the harness does). The patch, the test patch and the test files are
-written through the runtime (``write_file``) into a staging folder, the script is the bubblewrap run's
-(apply like the harness, then the tests), and its output is read the same way.
+(a container per candidate, as the harness does). The patch, the test patch, the path lists and the
+test files are written through the runtime (``write_file``) into a staging folder, the script is the
+bubblewrap run's (:mod:`~agentic_rubrics.sandbox.testscript`: the candidate applied like the harness,
+its test infrastructure put back, then the tests added), and its output is read the same way.
 
 The limits that hold are the deployment's: the timeout kills the command (SWE-ReX's), and memory,
 processes and network are the container's (``docker_args``, ``no_network``); ``swerex-local`` isolates
@@ -30,8 +31,10 @@ from agentic_rubrics.sandbox.testrun import (
     RunCommand,
     outcome,
     parse_pytest_lines,
+    refused,
     script,
 )
+from agentic_rubrics.sandbox.testscript import plan, staged, tree_reader
 
 STAGE_ROOT = "/tmp"
 """Where a run's staging folder is made in the deployment."""
@@ -55,19 +58,16 @@ async def run_tests_swerex(
         SandboxError: the deployment cannot start, or the staged files cannot be written.
     """
     limits = limits or ExecLimits()
+    read_base = tree_reader(where.repo_path) if where.repo_path is not None else None
+    run_plan = plan(patch, graded=bool(tests), test_patch=test_patch, read_base=read_base)
+    if (refusal := refused(run_plan)) is not None:
+        return refusal
     start = time.perf_counter()
     sandbox = await config.open(where)
     assert isinstance(sandbox, SweRexSandbox)
     stage = posixpath.join(STAGE_ROOT, f"agentic-rubrics-stage-{secrets.token_hex(8)}")
     try:
-        await sandbox.write_file(f"{stage}/candidate.diff", patch)
-        await sandbox.write_file(f"{stage}/test.diff", test_patch)
-        for name, data in tests.items():
-            if "/" in name or name.startswith("."):
-                raise SandboxError(f"test file name {name!r} is not a plain file name")
-            await sandbox.write_file(
-                f"{stage}/tests/{name}", data.decode("utf-8", "surrogateescape")
-            )
+        await _stage(sandbox, stage, staged(patch, test_patch, run_plan), tests)
         prepared = time.perf_counter()
         text = script(
             tests,
@@ -77,12 +77,14 @@ async def run_tests_swerex(
             stage=stage,
             workdir=sandbox.workdir,
             log=f"{stage}/tests.log",
+            keep=f"{stage}/keep",
         )
         done = await sandbox.run(text, timeout=limits.timeout_s, max_output=400_000)
         ran = time.perf_counter()
     finally:
         await sandbox.close()
     run = outcome(done, command.parse if command else parse_pytest_lines)
+    run.infra = list(run_plan.infra)
     end = time.perf_counter()
     run.seconds = round(end - start, 4)
     run.timings = {
@@ -91,6 +93,18 @@ async def run_tests_swerex(
         "close_ms": round((end - ran) * 1000, 2),
     }
     return run
+
+
+async def _stage(
+    sandbox: SweRexSandbox, stage: str, files: dict[str, bytes], tests: dict[str, bytes]
+) -> None:
+    """The staged files and the tests written through the runtime."""
+    for name, data in files.items():
+        await sandbox.write_file(f"{stage}/{name}", data.decode("utf-8", "surrogateescape"))
+    for name, data in tests.items():
+        if "/" in name or name.startswith("."):
+            raise SandboxError(f"test file name {name!r} is not a plain file name")
+        await sandbox.write_file(f"{stage}/tests/{name}", data.decode("utf-8", "surrogateescape"))
 
 
 __all__ = ["STAGE_ROOT", "TEST_DIR", "run_tests_swerex"]

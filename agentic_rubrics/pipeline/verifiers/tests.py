@@ -354,6 +354,7 @@ def _graded(task: Task, grades: Grades, graded: Graded) -> Graded:
         "reason": None,
         "pass_rate": grades.pass_rate,
         "reasons": grades.reasons,
+        "infra": grades.infra,
         "counted": len(grades.counted),
         "excluded": grades.excluded,
     }

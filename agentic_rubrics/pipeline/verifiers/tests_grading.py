@@ -9,12 +9,17 @@
   (``tests_pass_on_base``: it carries no signal). A test whose outcome differs between the base runs
   is left out (``flaky``); so is one stopped by a limit.
 - **Grading** (:func:`grade`): each distinct patch runs in its own overlay of the prepared tree
-  (1 + ``reruns`` times; a run without outcomes is not run again). A test whose outcome flips between
-  runs of one tree is left out for every candidate (``flaky``). A candidate's score is the share of
-  the counted tests that passed (passed, xfailed or skipped, as pytest's exit status counts them); a
-  patch that does not apply scores 0 (``patch_does_not_apply``, the judge's gate), one whose tree
-  does not collect the tests scores 0 (``tests_not_collected``); a run stopped by a limit or the
-  timeout gives no score (``None`` with the reason), and the run goes on.
+  (1 + ``reruns`` times; a run without outcomes is not run again), applied before the tests are
+  added, its test infrastructure put back to the base (:mod:`~agentic_rubrics.sandbox.testscript`).
+  A test whose outcome flips between runs of one tree is left out for every candidate (``flaky``). A
+  candidate's score is the share of the counted tests that pass as the SWE-bench harness counts them
+  (:func:`passes`): a test that failed on the base tree passes when passed or xfailed (skipped,
+  xpassed, absent: not); one that passed there is kept when passed, xfailed or skipped. A patch that
+  does not apply scores 0 (``patch_does_not_apply``, the judge's gate), so does one that tampers with
+  the tests (``tampers_with_tests``: it touches the graded folder, or its apply wrote a start-up file
+  its diff does not name), and one whose tree does not collect the tests (``tests_not_collected``); a
+  run stopped by a limit or the timeout gives no score (``None`` with the reason), and the run goes
+  on.
 """
 
 from __future__ import annotations
@@ -28,10 +33,19 @@ from typing import Any
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.runfolder.verifier_rows import EXCERPT_CHARS, TestRunRow, TestValidation
 from agentic_rubrics.sandbox.testrun import ExecLimits, ExecRun, run_tests
+from agentic_rubrics.sandbox.testscript import TAMPERS
 
-PASSING = frozenset({"passed", "xfailed", "skipped"})
-"""Outcomes that do not fail pytest's exit status."""
+# As the SWE-bench harness grades (swebench/harness/grading.py): ``test_passed`` is PASSED or XFAIL;
+# ``test_maintained`` (PASS_TO_PASS) adds SKIPPED; ``test_failed`` is FAILED, ERROR, SKIPPED or a test
+# absent from the log. XPASS is no status its pytest parser (log_parsers/python.py) reads, so an
+# xpassed test is absent there: failed.
+PASSING = frozenset({"passed", "xfailed"})
+"""Outcomes that pass a test that fails on the base tree (the harness's FAIL_TO_PASS)."""
+MAINTAINED = PASSING | {"skipped"}
+"""Outcomes that keep a test that passed (or was skipped) on the base tree (its PASS_TO_PASS)."""
 NO_OUTCOME = frozenset({"timeout", "sandbox_error", "stage_failed"})
+REFUSED = frozenset({"patch_does_not_apply", TAMPERS})
+"""Run reasons that score 0: the patch does not apply, or it tampers with the tests."""
 """Run reasons that leave no outcome to read: the tree gets no score."""
 _LIMITS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("disk_limit", re.compile(r"\[Errno (28|122)\]")),
@@ -48,7 +62,7 @@ Runner = Callable[[str], Awaitable[ExecRun]]
 
 def limit_hit(run: ExecRun, test: str) -> str | None:
     """The sandbox limit that stopped one test, if its error says so."""
-    if run.outcomes.get(test) in PASSING:
+    if run.outcomes.get(test) in MAINTAINED:
         return None
     message = run.messages.get(test, "")
     return next((reason for reason, pattern in _LIMITS if pattern.search(message)), None)
@@ -74,6 +88,7 @@ def run_row(
         seconds=max(done.seconds, 0.0),
         cpu_seconds=done.cpu_seconds,
         excerpt=str(redact(done.excerpt))[-EXCERPT_CHARS:],
+        infra=list(done.infra),
         **where,
     )
 
@@ -84,7 +99,19 @@ def _flips(runs: list[ExecRun]) -> set[str]:
     if len(read) < 2:
         return set()
     tests = set().union(*(r.outcomes for r in read))
-    return {t for t in tests if len({(r.outcomes.get(t) in PASSING) for r in read}) > 1}
+    return {t for t in tests if len({_class(r.outcomes.get(t)) for r in read}) > 1}
+
+
+def _class(status: str | None) -> str:
+    """A test's outcome as grading tells it apart: passed, skipped, or not (failed, absent)."""
+    return "passed" if status in PASSING else "skipped" if status == "skipped" else "failed"
+
+
+def passes(status: str | None, maintained: bool) -> bool:
+    """Whether a test's status on a candidate's tree counts as a pass: for a test that passed (or
+    was skipped) on the base tree, kept (passed, xfailed, skipped); for one that failed there, passed
+    or xfailed only. A test that did not run (deselected, not collected) is absent: never a pass."""
+    return status in (MAINTAINED if maintained else PASSING)
 
 
 async def _safe(runner: Runner, patch: str) -> ExecRun:
@@ -123,7 +150,7 @@ async def validate(
         reasons = sorted(set(left_out.values()))
         reason = "all_tests_flaky" if reasons == ["flaky"] else reasons[-1]
         return excluded(reason, excluded=left_out)
-    if all(first.outcomes[t] in PASSING for t in counted):
+    if all(first.outcomes[t] in MAINTAINED for t in counted):
         return excluded("tests_pass_on_base", tests=counted, excluded=left_out)
     return TestValidation(status="valid", tests=counted, excluded=left_out, base_runs=rows)
 
@@ -134,6 +161,7 @@ class Grades:
 
     pass_rate: dict[str, float | None] = field(default_factory=dict)
     reasons: dict[str, str | None] = field(default_factory=dict)
+    infra: dict[str, list[str]] = field(default_factory=dict)
     excluded: dict[str, str] = field(default_factory=dict)
     counted: list[str] = field(default_factory=list)
     rows: list[TestRunRow] = field(default_factory=list)
@@ -143,9 +171,11 @@ class Grades:
     unmeasured_runs: int = 0
 
 
-def _score(run: ExecRun, counted: list[str]) -> tuple[float | None, str | None]:
-    if run.reason == "patch_does_not_apply":
-        return 0.0, "patch_does_not_apply"
+def _score(
+    run: ExecRun, counted: list[str], maintained: frozenset[str]
+) -> tuple[float | None, str | None]:
+    if run.reason in REFUSED:
+        return 0.0, run.reason
     if run.reason in NO_OUTCOME:
         return None, run.reason
     hit = next((h for t in counted if (h := limit_hit(run, t))), None)
@@ -153,7 +183,7 @@ def _score(run: ExecRun, counted: list[str]) -> tuple[float | None, str | None]:
         return None, hit
     if not collected(run):
         return 0.0, "tests_not_collected"
-    passed = sum(1 for t in counted if run.outcomes.get(t) in PASSING)
+    passed = sum(1 for t in counted if passes(run.outcomes.get(t), t in maintained))
     return passed / len(counted), None
 
 
@@ -196,13 +226,16 @@ async def grade(
                 out.cpu_seconds += run.cpu_seconds
     out.excluded = {**validation.excluded, **dict.fromkeys(sorted(flaky), "flaky")}
     out.counted = [t for t in validation.tests if t not in out.excluded]
+    base = validation.base_runs[0].outcomes if validation.base_runs else {}
+    maintained = frozenset(t for t in out.counted if base.get(t) in MAINTAINED)
     for key, runs in zip(keys, found, strict=True):
         if out.counted:
-            value, reason = _score(runs[0], out.counted)
+            value, reason = _score(runs[0], out.counted, maintained)
         else:
             value, reason = None, "all_tests_flaky"
         for cid in groups[key]:
             out.pass_rate[cid], out.reasons[cid] = value, reason
+            out.infra[cid] = list(runs[0].infra)
     return out
 
 
