@@ -63,6 +63,12 @@ NO_BEHAVIOUR_CHANGE: Final = "no_behaviour_change"
 """The reason of a ``checked`` 0 on every item of the functional axes (file change, spec alignment,
 runtime) of a candidate that changes no behaviour of the program (``rubric/behaviour.py``): such a
 candidate is ranked with the empty patches, below every other."""
+TAMPERS_WITH_TESTS: Final = "tampers_with_tests"
+"""The reason of a ``checked`` 0 on every integrity item of a candidate that changes the test
+infrastructure (``test_infra.py``: conftests, pytest's configuration, start-up files, plugins, the
+test framework imported by program code, the graded folder): what its tests say is not its code's
+alone. Such a candidate is rejected and ranked below every candidate that does not; the tests
+verifier puts what it can of that infrastructure back, or refuses it (the graded folder)."""
 FUNCTIONAL_AXES: Final = ("file_change_rubrics", "spec_alignment_rubrics", "runtime_rubrics")
 """The axes that say whether a candidate does what the issue asks; the integrity axis says whether it
 does harm."""

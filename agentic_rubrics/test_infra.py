@@ -22,7 +22,11 @@ The kinds (:data:`InfraKind`):
   pytest``, so such a file replaces what the runner imports;
 - ``plugin``: an added line assigning ``pytest_plugins``; a change to a ``pytest11`` entry point in
   ``setup.py``, ``setup.cfg`` or ``pyproject.toml``;
-- ``env_override``: an added line, in any file, that sets one of :data:`PYTEST_ENV`.
+- ``env_override``: an added line, in any file, that sets one of :data:`PYTEST_ENV`;
+- ``framework_patch``: an added line in a program module (not a test, not the test framework's own
+  source) that imports pytest, ``_pytest`` or pluggy: code the tests import runs inside the test process
+  and could rewrite how tests run (``_pytest.runner.pytest_runtest_call = …``); no runner can put the
+  code under test back, so it is recorded (and held against the candidate), not reverted.
 
 Hunks are read as ``git apply`` reads them (:func:`~agentic_rubrics.patch.walk_hunks`: a hunk holds
 the lines its header counts), paths as it reads them with ``-p1``. Hook definitions in ordinary
@@ -39,12 +43,19 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
-from agentic_rubrics.patch import unquote_path, walk_hunks
+from agentic_rubrics.config_sections import Hunk, config_kinds
+from agentic_rubrics.patch import is_test_path, unquote_path, walk_hunks
 
 GRADED_FOLDER = "agentic_rubrics_tests"
 """Where the graded test files are copied in a candidate's tree (a candidate touching it is refused)."""
 InfraKind = Literal[
-    "graded_folder", "conftest", "pytest_config", "startup_hook", "plugin", "env_override"
+    "graded_folder",
+    "conftest",
+    "pytest_config",
+    "startup_hook",
+    "plugin",
+    "env_override",
+    "framework_patch",
 ]
 INFRA_KINDS: tuple[InfraKind, ...] = get_args(InfraKind)
 """Every kind, in the order reports list them."""
@@ -83,9 +94,6 @@ _ENTRY_POINT_FILES = frozenset({"setup.py", "setup.cfg", "pyproject.toml"})
 _RUNNER_IMPORTS = ("pytest", "_pytest", "pluggy", "py", "iniconfig", "packaging", "exceptiongroup")
 _SHADOWED = frozenset(sys.stdlib_module_names) | frozenset((*_RUNNER_IMPORTS, "tomli", "colorama"))
 _MODULE_FILE = re.compile(r"^([A-Za-z_]\w*)(?:\.[\w-]+)*\.(?:py|pyc|pyw|so|pyd)$")
-_INI_HEADER = re.compile(r"^\[([^\]\n]*)\]")  # iniconfig: a header starts its line with "["
-_TOML_HEADER = re.compile(r"^\s*\[\[?([^\[\]]*)\]\]?\s*(?:#.*)?$")
-_INI_KEY = re.compile(r"^([^\s=:#;][^=:]*)[=:]")
 _PLUGINS = re.compile(
     r"^\s*pytest_plugins\s*(?::[^=]*)?[+|]?=(?!=)"
     r"|setattr\s*\([^,]*,\s*['\"]pytest_plugins['\"]"
@@ -101,6 +109,12 @@ _SETS_IN_CONFIG = re.compile(
     rf"\b(?:{_NAMES})\b['\"]?\s*(?::|=(?!=))|\b(?:export|setenv|set)\s+['\"]?(?:{_NAMES})\b"
 )
 _HUNK_HEAD = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+_FRAMEWORK = ("pytest", "_pytest", "pluggy")
+_FRAMEWORK_IMPORT = re.compile(
+    r"^\s*+(?:import\s++(?:[\w.]++\s*+(?:as\s++\w++\s*+)?,\s*+)*?|from\s++)"
+    r"(?:pytest|_pytest|pluggy)\b"
+    r"|__import__\(\s*+['\"](?:pytest|_pytest|pluggy)\b|import_module\(\s*+['\"](?:pytest|_pytest|pluggy)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -114,19 +128,12 @@ class InfraChange:
 
 
 @dataclass
-class _Hunk:
-    old_start: int
-    old_count: int
-    lines: list[tuple[str, str]] = field(default_factory=list)  # ("+" | "-" | " ", text)
-
-
-@dataclass
 class _File:
     old: str | None = None
     new: str | None = None
     created: bool = False
     deleted: bool = False
-    hunks: list[_Hunk] = field(default_factory=list)
+    hunks: list[Hunk] = field(default_factory=list)
     headers: int = 0  # "---" / "+++" lines seen
 
 
@@ -170,7 +177,7 @@ def _files(patch: str) -> list[_File]:
     """The patch's files with their hunks, read as ``git apply`` reads them."""
     files: list[_File] = []
     current: _File | None = None
-    hunk: _Hunk | None = None
+    hunk: Hunk | None = None
     for kind, line in walk_hunks(patch):
         if kind in ("added", "removed", "context"):
             if hunk is not None:
@@ -203,7 +210,7 @@ def _files(patch: str) -> list[_File]:
             current.deleted = True
         elif match := _HUNK_HEAD.match(line):
             count = 1 if match.group(2) is None else int(match.group(2))
-            hunk = _Hunk(int(match.group(1)), count)
+            hunk = Hunk(int(match.group(1)), count)
             current.hunks.append(hunk)
     for f in files:
         if f.old is None and f.new is None:
@@ -213,76 +220,6 @@ def _files(patch: str) -> list[_File]:
         if f.deleted or (f.new is None and f.headers):
             f.new, f.deleted = None, True
     return [f for f in files if f.old is not None or f.new is not None]
-
-
-def _section_name(fmt: str, text: str) -> str | None:
-    """The section a header line opens (lower case; TOML's dotted parts unquoted), or ``None``."""
-    if fmt == "ini":
-        match = _INI_HEADER.match(text)
-        return match.group(1).strip().lower() if match else None
-    match = _TOML_HEADER.match(text)
-    if match is None:
-        return None
-    return ".".join(p.strip().strip("\"'") for p in match.group(1).split(".")).lower()
-
-
-def _is_pytest_section(fmt: str, section: str) -> bool:
-    if fmt == "ini":  # tox.ini reads [pytest], setup.cfg [tool:pytest]; either counts in both
-        return section in ("pytest", "tool:pytest")
-    return section == "tool.pytest" or section.startswith("tool.pytest.")
-
-
-def _advance(fmt: str, text: str, state: tuple[str | None, str]) -> tuple[str | None, str]:
-    """The (section, key) in force after one line: a header opens a section, ``key =`` a key;
-    blank, comment and continuation lines keep both."""
-    section = _section_name(fmt, text)
-    if section is not None:
-        return section, ""
-    if fmt == "ini":
-        match = _INI_KEY.match(text)
-    else:
-        match = re.match(r"^\s*([A-Za-z0-9_.\"' -]+?)\s*=(?!=)", text)
-    return (state[0], match.group(1).strip().lower()) if match else state
-
-
-def _state_before(fmt: str, base: str | None, hunk: _Hunk) -> tuple[str | None, str]:
-    """The (section, key) in force just before a hunk; section ``None`` when it cannot be known."""
-    before = hunk.old_start - 1 if hunk.old_count else hunk.old_start
-    if before <= 0:
-        return "", ""
-    if base is None:
-        return None, ""
-    state: tuple[str | None, str] = ("", "")
-    for text in base.splitlines()[:before]:
-        state = _advance(fmt, text, state)
-    return state
-
-
-def _config_kinds(fmt: str, base: str | None, hunks: list[_Hunk]) -> set[InfraKind]:
-    """What the hunks of a sectioned config file change: pytest's section (or a section that cannot
-    be placed), and a ``pytest11`` entry point."""
-    found: set[InfraKind] = set()
-    for hunk in hunks:
-        old = new = _state_before(fmt, base, hunk)
-        for tag, text in hunk.lines:
-            before = new if tag == "+" else old
-            after = _advance(fmt, text, before)
-            if tag == " ":
-                old = new = after
-                continue
-            if tag == "+":
-                new = after
-            else:
-                old = after
-            for section, key in (before, after):
-                if section is None or _is_pytest_section(fmt, section):
-                    found.add("pytest_config")
-                elif fmt == "toml" and section in ("", "tool") and "pytest" in key:
-                    # a dotted key outside the section: tool.pytest.ini_options.addopts = ...
-                    found.add("pytest_config")
-                if "pytest11" in (section or "") or key == "pytest11" or "pytest11" in text:
-                    found.add("plugin")
-    return found
 
 
 def _shadows(path: str) -> bool:
@@ -328,7 +265,7 @@ def _content_kinds(
         base = None
         if f.old is not None and read_base is not None and not f.created:
             base = read_base(f.old)
-        for kind in sorted(_config_kinds(_SECTIONED[name], base, f.hunks)):
+        for kind in sorted(config_kinds(_SECTIONED[name], base, f.hunks)):
             yield InfraChange(path, kind)
     elif name in _ENTRY_POINT_FILES and any(
         any(tag != " " for tag, _ in h.lines) and any("pytest11" in t for _, t in h.lines)
@@ -341,6 +278,16 @@ def _content_kinds(
     sets = _SETS_IN_CODE if code else _SETS_IN_CONFIG
     if any(sets.search(text) for text in added):
         yield InfraChange(path, "env_override")
+    if code and _program_module(path) and any(_FRAMEWORK_IMPORT.search(t) for t in added):
+        yield InfraChange(path, "framework_patch")
+
+
+def _program_module(path: str) -> bool:
+    """A module of the program under test: not a test file and not the test framework's own source
+    (pytest's repository imports ``_pytest`` everywhere: that is its product)."""
+    parts = path.split("/")
+    own = parts[1:2] if parts[0] == "src" else parts[:1]
+    return not is_test_path(path) and not any(p in _FRAMEWORK for p in own)
 
 
 def infra_changes(
@@ -377,7 +324,9 @@ def neutralised_paths(changes: Iterable[InfraChange]) -> list[str]:
     out: dict[str, None] = {}
     for change in changes:
         name = posixpath.basename(change.path)
-        inert = change.kind in ("plugin", "env_override") and name.endswith((".py", ".pyw"))
+        inert = change.kind in ("plugin", "env_override", "framework_patch") and name.endswith(
+            (".py", ".pyw")
+        )
         if inert and name != "conftest.py" and name not in _STARTUP_NAMES:
             continue
         out[change.path] = None

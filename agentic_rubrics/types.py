@@ -359,11 +359,14 @@ class CandidateScore(_Frozen):
     no_behaviour_change: bool = False
     """The candidate changes no behaviour of the program (its verdicts say ``no_behaviour_change``:
     :mod:`agentic_rubrics.rubric.behaviour`): like an empty patch, it cannot be the fix."""
+    tampers_with_tests: bool = False
+    """The candidate changes the test infrastructure (its verdicts say ``tampers_with_tests``:
+    :mod:`agentic_rubrics.test_infra`): it is rejected and ranks with the failed gates."""
     failed_gates: list[str]
     """Ids of gate items judged or checked 0."""
     rank_tier: int
-    """Ranking tier: 0 empty patch or no behaviour change, 1 no verdict at all, 2 failed gate,
-    3 inconclusive, 4 scored."""
+    """Ranking tier: 0 empty patch or no behaviour change, 1 no verdict at all, 2 failed gate or
+    test infrastructure changed, 3 inconclusive, 4 scored."""
 
     @property
     def coverage_weight(self) -> float | None:

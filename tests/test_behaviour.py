@@ -16,7 +16,7 @@ from agentic_rubrics.pipeline.verifiers.rubric_judging import judge_task
 from agentic_rubrics.rank.scoring import TIER_EMPTY_PATCH, score_candidate
 from agentic_rubrics.rank.selectors import get_selector
 from agentic_rubrics.rank.selectors.guard import fixes_nothing, guarded
-from agentic_rubrics.rubric.behaviour import behaviour_of, diff_behaviour, tree_behaviour
+from agentic_rubrics.rubric.behaviour import diff_behaviour, guard_of, tree_behaviour
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, decide
 from agentic_rubrics.rubric.file import parse_rubric
 from agentic_rubrics.rubric.postimage import analyze_patch
@@ -287,7 +287,7 @@ def test_a_no_op_fails_every_functional_item_and_ranks_with_the_empty_patches(
     rows = asyncio.run(
         judge_task(task, rubric, judge, repeats=1, concurrency=2, repository=analyses)
     )
-    assert asyncio.run(behaviour_of(noop, analyses)).basis == basis
+    assert asyncio.run(guard_of(noop, analyses)).basis == basis
     # the no-op is asked only what it may harm; its functional items are checked 0 with the reason
     assert judge.asked["noop"] == ["IN1", "IN2"] and len(judge.asked["real"]) == 6
     functional = {
@@ -339,3 +339,53 @@ def test_every_selector_but_random_ranks_what_fixes_nothing_last(
     assert guarded(get_selector("random"), task, ranking) == ranking
     # a run folder written before the guard existed: nothing is demoted but what its scores say
     assert fixes_nothing(_Ranked(scores, {})) == {"empty"}
+
+
+def test_a_candidate_that_changes_how_tests_run_fails_integrity_and_ranks_below_the_clean(
+    tree: tuple[Path, Callable[[dict[str, str]], str]],
+) -> None:
+    repo, edit = tree
+    rubric, _ = parse_rubric(RUBRIC, "rubrics.yaml")
+    real = edit({"pkg/mod.py": _with(REAL["guard"])})
+    hook = "def pytest_collection_modifyitems(items):\n    for i in items:\n        i.runtest = lambda: None\n"
+    forced = edit({"pkg/mod.py": _with(REAL["guard"]), "conftest.py": hook})
+    task = Task(
+        instance_id="t-1",
+        problem_statement="fold breaks on negative numbers",
+        candidates=[Candidate(id="real", patch=real), Candidate(id="forced", patch=forced)],
+    )
+    judge = RecordingJudge()
+    rows = asyncio.run(
+        judge_task(task, rubric, judge, repeats=1, concurrency=2, repository=RepoAnalyses(repo))
+    )
+    guard = asyncio.run(guard_of(forced, RepoAnalyses(repo)))
+    assert guard.infra == ("conftest",) and guard.changed is True
+    # its integrity items are not asked: the checks decide them
+    assert judge.asked["forced"] == ["FC1", "FC2", "SA1", "RT1"]
+    integrity = {
+        v.item_id: v for v in rows if v.candidate_id == "forced" and v.axis == "integrity_rubrics"
+    }
+    assert {(v.origin, v.value, v.reason) for v in integrity.values()} == {
+        ("checked", 0, "tampers_with_tests")
+    }
+    held, fix = _score(rubric, rows, "forced", forced), _score(rubric, rows, "real", real)
+    assert (
+        held.tampers_with_tests
+        and held.decision == "reject"
+        and held.reasons[0] == "tampers_with_tests"
+    )
+    assert fix.rank_value > held.rank_value > 0
+    # every guarded selector: below every clean candidate, its order among the held kept
+    scores = {
+        "real": fix,
+        "forced": held,
+        "other": fix.model_copy(update={"candidate_id": "other"}),
+    }
+    ranked = _Ranked(
+        scores,
+        {"guard": {"forced": {"behaviour": "changed", "basis": "tree", "infra": ["conftest"]}}},
+    )
+    got = guarded(
+        get_selector("self_consistency"), ranked, {"real": 0.2, "forced": 0.9, "other": 0.1}
+    )
+    assert got["forced"] is not None and got["forced"] < got["other"] < got["real"]

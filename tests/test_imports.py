@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, list[str]]] = [
             "reasons",
             "exceptions",
             "setting_effects",
+            "config_sections",
             "surrogates",
             "redaction",
             "runfolder",

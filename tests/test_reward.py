@@ -41,8 +41,11 @@ from .test_llm_pipeline import cfg, make_inputs
 
 
 def _scores(folder: Path) -> dict[tuple[str, str], float | None]:
+    """The run's S of each candidate, as its reward: 0 for one the checks decided cannot be the fix
+    (no behaviour change, the test infrastructure changed)."""
+    held = {"no_behaviour_change", "tampers_with_tests"}
     return {
-        (r["instance_id"], r["candidate_id"]): r["score"]
+        (r["instance_id"], r["candidate_id"]): 0.0 if held & set(r["reasons"]) else r["score"]
         for _, r in read_jsonl(folder / "scores.jsonl")
     }
 

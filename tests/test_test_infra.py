@@ -192,3 +192,22 @@ def test_lines_are_read_as_git_apply_reads_them() -> None:
     # a path that leaves the tree is refused by git apply: nothing to put back there
     assert infra_changes("--- a/../conftest.py\n+++ b/../conftest.py\n@@ -1 +1 @@\n-a\n+b\n") == ()
     assert infra_changes("") == () and infra_changes("not a diff at all\n") == ()
+
+
+def test_program_code_that_imports_the_test_framework_is_held_not_reverted() -> None:
+    """Code the tests import runs in the test process: ``import _pytest.runner`` in a package's
+    ``__init__`` can rewrite how every test runs. No runner can put the code under test back, so the
+    candidate is flagged (the guard holds it against it), and its module is not reverted."""
+    for line in ("import _pytest.runner", "from pytest import hookimpl", "import os, pytest as pt",
+                 "runner = __import__('_pytest.runner')"):  # fmt: skip
+        patch = _edit("pkg/__init__.py", 1, ["x = 1"], [line])
+        assert _pairs(patch) == {("pkg/__init__.py", "framework_patch")}, line
+        assert neutralised_paths(infra_changes(patch)) == []
+    for path, line in (
+        ("pkg/__init__.py", "import pytestish"),  # another package
+        ("pkg/__init__.py", "# import pytest"),  # a comment
+        ("tests/test_pkg.py", "import pytest"),  # a test
+        ("src/_pytest/runner.py", "import _pytest.main"),  # pytest's own source: the product
+        ("pluggy/_hooks.py", "import pluggy"),
+    ):
+        assert _pairs(_edit(path, 1, ["x = 1"], [line])) == set(), (path, line)

@@ -22,7 +22,7 @@ from agentic_rubrics.pipeline.verifiers.rubric_judging import generator_warning
 from agentic_rubrics.pipeline.verifiers.run import verify_task
 from agentic_rubrics.rank.selectors import FeatureInput, compute_features
 from agentic_rubrics.rank.selectors.guard import GUARD
-from agentic_rubrics.rubric.behaviour import behaviour_of
+from agentic_rubrics.rubric.behaviour import guard_of
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses
 from agentic_rubrics.runfolder.records import ArtifactRecord, TaskRecord
 from agentic_rubrics.runfolder.retry import RetryPlan, merge_costs
@@ -48,7 +48,7 @@ async def baselines_for(
 async def guard_record(task: Task, analyses: RepoAnalyses | None) -> dict[str, Any]:
     """What each candidate does to the program's behaviour (on the task's tree when a verifier opened
     it, else from its diff): every selector's picks are guarded by it (``rank/selectors/guard.py``)."""
-    found = await asyncio.gather(*(behaviour_of(c.patch, analyses) for c in task.candidates))
+    found = await asyncio.gather(*(guard_of(c.patch, analyses) for c in task.candidates))
     return {c.id: b.row() for c, b in zip(task.candidates, found, strict=True)}
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentic_rubrics.exceptions import DataError
-from agentic_rubrics.reasons import NO_BEHAVIOUR_CHANGE
+from agentic_rubrics.reasons import NO_BEHAVIOUR_CHANGE, TAMPERS_WITH_TESTS
 from agentic_rubrics.types import (
     AXES,
     Axis,
@@ -30,6 +30,7 @@ TIER_EMPTY_PATCH = 0
 """An empty patch, or one that changes no behaviour: it cannot be the fix."""
 TIER_NO_VERDICT = 1
 TIER_FAILED_GATE = 2
+"""A failed gate item, or a candidate that changes the test infrastructure."""
 TIER_INCONCLUSIVE = 3
 TIER_SCORED = 4
 
@@ -124,6 +125,11 @@ def score_candidate(
         decision, tier, reasons = "reject", TIER_EMPTY_PATCH, ["empty_patch"]
     elif unchanged:  # it cannot be the fix, whatever its other items say
         decision, tier, reasons = "reject", TIER_EMPTY_PATCH, [NO_BEHAVIOUR_CHANGE]
+    elif (
+        tally.tampers
+    ):  # what its tests say is not its code's alone: below every candidate but those
+        decision, tier = "reject", TIER_FAILED_GATE
+        reasons = [TAMPERS_WITH_TESTS, *(f"gate_failed:{g}" for g in tally.failed_gates)]
     elif tally.failed_gates:
         decision, tier = "reject", TIER_FAILED_GATE
         reasons = [f"gate_failed:{g}" for g in tally.failed_gates]
@@ -148,6 +154,7 @@ def score_candidate(
         reasons=reasons,
         empty_patch=empty_patch,
         no_behaviour_change=unchanged,
+        tampers_with_tests=tally.tampers,
         failed_gates=tally.failed_gates,
         rank_tier=tier,
     )
@@ -179,6 +186,8 @@ class _Tally:
     """Gate items without a verdict."""
     no_behaviour_change: bool = False
     """A verdict says the candidate changes no behaviour."""
+    tampers: bool = False
+    """A verdict says the candidate changes the test infrastructure."""
 
 
 def _tally(items: list[tuple[Axis, RubricItem]], by_item: dict[str, Verdict]) -> _Tally:
@@ -192,6 +201,7 @@ def _tally(items: list[tuple[Axis, RubricItem]], by_item: dict[str, Verdict]) ->
             continue
         out.scored.append((axis, item.weight, v.value))
         out.no_behaviour_change = out.no_behaviour_change or v.reason == NO_BEHAVIOUR_CHANGE
+        out.tampers = out.tampers or v.reason == TAMPERS_WITH_TESTS
         if item.gate and v.value == 0:
             out.failed_gates.append(item.id)
     return out

@@ -66,7 +66,9 @@ class Reward(BaseModel):
 
     instance_id: str
     score: float | None
-    """S = Σ w·s / Σ w over the items with a verdict; ``None``: abstain (see ``abstained``)."""
+    """S = Σ w·s / Σ w over the items with a verdict; 0 for a candidate that changes no behaviour of
+    the program or changes the test infrastructure (decision ``reject``, its reason in ``reasons``);
+    ``None``: abstain (see ``abstained``)."""
     coverage: float | None
     """Share of the rubric's weight with a verdict (``None``: no rubric)."""
     items_scored: int
@@ -133,9 +135,14 @@ def reward_of(
         for v in rows
     ]
     why = absence(score, rows, model_items=model_items, min_coverage=min_coverage)
+    value = None if why else score.score
+    if score.no_behaviour_change or score.tampers_with_tests:
+        # the checks decided it cannot be the fix, or cannot be shown to be: the lowest reward,
+        # whatever a judge said or failed to say (a policy must not learn to insert `pass`)
+        why, value = None, 0.0
     return Reward(
         instance_id=score.instance_id,
-        score=None if why else score.score,
+        score=value,
         coverage=score.coverage_weight,
         items_scored=score.items_scored,
         items_total=score.items_total,

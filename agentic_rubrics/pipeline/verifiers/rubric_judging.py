@@ -17,14 +17,14 @@ from agentic_rubrics.exceptions import JudgeError
 from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.verifiers import Graded, TaskScope
 from agentic_rubrics.protocols import Judge
-from agentic_rubrics.reasons import FUNCTIONAL_AXES, NO_BEHAVIOUR_CHANGE
-from agentic_rubrics.rubric.behaviour import behaviour_of
+from agentic_rubrics.reasons import FUNCTIONAL_AXES, NO_BEHAVIOUR_CHANGE, TAMPERS_WITH_TESTS
+from agentic_rubrics.rubric.behaviour import Guard, guard_of
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, repo_analyses
 from agentic_rubrics.rubric.grounding import repository_source
 from agentic_rubrics.runfolder.digests import rows_digest
 from agentic_rubrics.runfolder.retry import merge_rows
 from agentic_rubrics.runfolder.rows import RubricStatus, RubricSummary
-from agentic_rubrics.types import Rubric, Task, Verdict
+from agentic_rubrics.types import AXES, Rubric, Task, Verdict
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +73,10 @@ async def judge_task(
     limit = asyncio.Semaphore(concurrency)
     item_ids = sorted(i.id for _, i in rubric.items())
     groups, patches = _distinct(task)
-    unchanged = await _unchanged(patches, repository)
-    harm_only = _integrity_only(rubric)
+    guards = await _guards(patches, repository)
 
     async def one(key: str, repeat: int) -> list[Verdict]:
-        # a candidate that changes no behaviour is asked only what it may harm (integrity)
-        asked = harm_only if key in unchanged else rubric
+        asked = _asked(rubric, guards[key])
         verdicts: list[Verdict] = []
         async with limit:
             if any(True for _ in asked.items()):
@@ -92,8 +90,7 @@ async def judge_task(
                 )
             if repository is not None:
                 verdicts = await repository.decide_items(asked, verdicts, patches[key])
-        if key in unchanged:
-            verdicts += _no_change(task.instance_id, groups[key][0], rubric, repeat)
+        verdicts = _guarded(verdicts, guards[key], task.instance_id, groups[key][0], rubric, repeat)
         _expect(judge.name, verdicts, item_ids)
         kept = [v for v in verdicts if repeat == 0 or v.origin != "checked"]
         return [v.model_copy(update={"candidate_id": cid}) for cid in groups[key] for v in kept]
@@ -132,36 +129,64 @@ def _expect(judge: str, verdicts: list[Verdict], item_ids: list[str]) -> None:
         )
 
 
-async def _unchanged(patches: dict[str, str], repository: RepoAnalyses | None) -> set[str]:
-    """The keys of the patches proven to change no behaviour of the program."""
+async def _guards(patches: dict[str, str], repository: RepoAnalyses | None) -> dict[str, Guard]:
+    """Each distinct patch's guard: its behaviour, and the test infrastructure it changes."""
     keys = list(patches)
-    found = await asyncio.gather(*(behaviour_of(patches[k], repository) for k in keys))
-    return {k for k, b in zip(keys, found, strict=True) if b.unchanged}
+    found = await asyncio.gather(*(guard_of(patches[k], repository) for k in keys))
+    return dict(zip(keys, found, strict=True))
 
 
-def _integrity_only(rubric: Rubric) -> Rubric:
-    """The rubric with its functional axes emptied: what a candidate that changes nothing is asked."""
-    empty: dict[str, list[Any]] = {axis: [] for axis in FUNCTIONAL_AXES}
+def _asked(rubric: Rubric, guard: Guard) -> Rubric:
+    """What the judge is asked of a candidate: not what its guard decides (the functional items of
+    one that changes no behaviour, the integrity items of one that changes how tests run)."""
+    decided = [
+        a
+        for a in AXES
+        if (a in FUNCTIONAL_AXES and guard.unchanged)
+        or (a not in FUNCTIONAL_AXES and guard.tampers)
+    ]
+    if not decided:
+        return rubric
+    empty: dict[str, list[Any]] = {axis: [] for axis in decided}
     return rubric.model_copy(update={"axes": rubric.axes.model_copy(update=empty)})
 
 
-def _no_change(instance_id: str, candidate_id: str, rubric: Rubric, repeat: int) -> list[Verdict]:
-    """Every functional item of a candidate that changes no behaviour: checked, 0."""
-    return [
-        Verdict(
-            instance_id=instance_id,
-            candidate_id=candidate_id,
-            item_id=item.id,
-            axis=axis,
-            weight=item.weight,
-            origin="checked",
-            value=0,
-            reason=NO_BEHAVIOUR_CHANGE,
-            repeat=repeat,
+def _guarded(
+    verdicts: list[Verdict],
+    guard: Guard,
+    instance_id: str,
+    candidate_id: str,
+    rubric: Rubric,
+    repeat: int,
+) -> list[Verdict]:
+    """A candidate's verdicts with what its guard decides: every functional item checked 0 when it
+    changes no behaviour (``no_behaviour_change``: it was not asked them), every integrity item
+    checked 0 when it changes how tests run (``tampers_with_tests``: whatever it was judged)."""
+    out = list(verdicts)
+    for axis, item in rubric.items():
+        functional = axis in FUNCTIONAL_AXES
+        reason = (
+            NO_BEHAVIOUR_CHANGE
+            if functional and guard.unchanged
+            else TAMPERS_WITH_TESTS
+            if not functional and guard.tampers
+            else None
         )
-        for axis, item in rubric.items()
-        if axis in FUNCTIONAL_AXES
-    ]
+        if reason is not None:
+            out.append(
+                Verdict(
+                    instance_id=instance_id,
+                    candidate_id=candidate_id,
+                    item_id=item.id,
+                    axis=axis,
+                    weight=item.weight,
+                    origin="checked",
+                    value=0,
+                    reason=reason,
+                    repeat=repeat,
+                )
+            )
+    return out
 
 
 async def grade_with_rubric(
