@@ -357,11 +357,11 @@ class CandidateScore(_Frozen):
     empty_patch: bool
     """The candidate's patch is empty."""
     no_behaviour_change: bool = False
-    """The candidate changes no behaviour of the program (its verdicts say ``no_behaviour_change``:
-    :mod:`agentic_rubrics.rubric.behaviour`): like an empty patch, it cannot be the fix."""
+    """It changes no behaviour of the program (verdicts say ``no_behaviour_change``): like an empty
+    patch, it cannot be the fix."""
     tampers_with_tests: bool = False
-    """The candidate changes the test infrastructure (its verdicts say ``tampers_with_tests``:
-    :mod:`agentic_rubrics.test_infra`): it is rejected and ranks with the failed gates."""
+    """It changes the test infrastructure (verdicts say ``tampers_with_tests``): ranks with the
+    failed gates."""
     failed_gates: list[str]
     """Ids of gate items judged or checked 0."""
     rank_tier: int

@@ -138,6 +138,9 @@ def test_the_diff_alone_proves_only_comments_blank_lines_pass_and_layout() -> No
     assert diff_behaviour(_diff("pkg/m.py", [], ["    # fixed", ""])) is False
     assert diff_behaviour(_diff("pkg/m.py", ["    x = a+b"], ["    x = a + b  # spaced"])) is False
     assert diff_behaviour(_diff("pkg/m.py", ["    x = a + b"], ["    x = a - b"])) is True
+    # the same line moved out of its block (a resolved SWE-bench fix did exactly this)
+    moved = _diff("pkg/m.py", ["        notify()"], ["    # always notify", "    notify()"])
+    assert diff_behaviour(moved) is True
     # a string may be a docstring or an argument: the diff cannot tell, so it counts
     assert diff_behaviour(_diff("pkg/m.py", [], ['    "fixed the bug"'])) is True
     assert diff_behaviour(_diff("tests/test_m.py", [], ["    assert False"])) is False

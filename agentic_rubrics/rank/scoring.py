@@ -121,25 +121,9 @@ def score_candidate(
     weight_scored = sum(w for _, w, _ in scored)
     coverage = weight_scored / weight_total if weight_total else 0.0
     unchanged = tally.no_behaviour_change and not empty_patch
-    if empty_patch:
-        decision, tier, reasons = "reject", TIER_EMPTY_PATCH, ["empty_patch"]
-    elif unchanged:  # it cannot be the fix, whatever its other items say
-        decision, tier, reasons = "reject", TIER_EMPTY_PATCH, [NO_BEHAVIOUR_CHANGE]
-    elif (
-        tally.tampers
-    ):  # what its tests say is not its code's alone: below every candidate but those
-        decision, tier = "reject", TIER_FAILED_GATE
-        reasons = [TAMPERS_WITH_TESTS, *(f"gate_failed:{g}" for g in tally.failed_gates)]
-    elif tally.failed_gates:
-        decision, tier = "reject", TIER_FAILED_GATE
-        reasons = [f"gate_failed:{g}" for g in tally.failed_gates]
-    elif rubric is None or not items or not scored:
-        decision, tier = "inconclusive", TIER_NO_VERDICT
-        reasons = [
-            "rubric_error" if rubric is None else "empty_rubric" if not items else "no_verdict"
-        ]
-    else:
-        decision, tier, reasons = _decide(score, coverage, tally.missing_gates, policy)
+    decision, tier, reasons = _verdict(
+        empty_patch, tally, rubric is None, bool(items), score, coverage, policy
+    )
     return CandidateScore(
         instance_id=instance_id,
         candidate_id=candidate_id,
@@ -205,6 +189,32 @@ def _tally(items: list[tuple[Axis, RubricItem]], by_item: dict[str, Verdict]) ->
         if item.gate and v.value == 0:
             out.failed_gates.append(item.id)
     return out
+
+
+def _verdict(
+    empty_patch: bool,
+    tally: _Tally,
+    no_rubric: bool,
+    has_items: bool,
+    score: float | None,
+    coverage: float,
+    policy: DecisionPolicy,
+) -> tuple[Decision, int, list[str]]:
+    """A candidate's decision, tier and reasons: what cannot be the fix first, then the gates, then
+    S and its coverage."""
+    if empty_patch:
+        return "reject", TIER_EMPTY_PATCH, ["empty_patch"]
+    if tally.no_behaviour_change:  # it cannot be the fix, whatever its other items say
+        return "reject", TIER_EMPTY_PATCH, [NO_BEHAVIOUR_CHANGE]
+    gates = [f"gate_failed:{g}" for g in tally.failed_gates]
+    if tally.tampers:  # what its tests say is not its code's alone: with the failed gates
+        return "reject", TIER_FAILED_GATE, [TAMPERS_WITH_TESTS, *gates]
+    if gates:
+        return "reject", TIER_FAILED_GATE, gates
+    if no_rubric or not has_items or not tally.scored:
+        why = "rubric_error" if no_rubric else "empty_rubric" if not has_items else "no_verdict"
+        return "inconclusive", TIER_NO_VERDICT, [why]
+    return _decide(score, coverage, tally.missing_gates, policy)
 
 
 def _decide(

@@ -62,8 +62,9 @@ def tree_behaviour(result: PostimageResult) -> bool | None:
 
 
 def _tokens(lines: list[str]) -> list[str] | None:
-    """The tokens of changed lines, line by line (a line is read alone: the diff has no context for
-    a line inside a bracket or a string, so one that does not tokenize is kept whole)."""
+    """The tokens of changed lines, line by line, each line's indentation first (a line is read
+    alone: the diff has no context for a line inside a bracket or a string, so one that does not
+    tokenize is kept whole, and a continuation line re-indented counts as a change)."""
     out: list[str] = []
     for line in lines:
         try:
@@ -74,8 +75,9 @@ def _tokens(lines: list[str]) -> list[str] | None:
             ]
         except (tokenize.TokenError, IndentationError, SyntaxError):
             found = [line.strip()]
-        if found != ["pass"]:
-            out += found
+        if found and found != ["pass"]:
+            # indentation is syntax: a line moved out of its block is another program
+            out += [f"<indent {len(line) - len(line.lstrip())}>", *found]
     return out
 
 

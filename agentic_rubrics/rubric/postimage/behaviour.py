@@ -228,10 +228,20 @@ def _functions(tree: ast.AST) -> None:
 # --------------------------------------------------------------------------- fingerprints
 
 
-def normal_form(source: str) -> ast.Module | None:
-    """The module's normal form (see the module's docstring), or ``None`` when it does not parse."""
+def _parse(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        return ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def normal_form(source: str | ast.Module) -> ast.Module | None:
+    """The module's normal form (see the module's docstring; a parsed tree is changed in place), or
+    ``None`` when it does not parse."""
+    tree = _parse(source) if isinstance(source, str) else source
+    if tree is None:
+        return None
+    try:
         tree = _Expressions().visit(tree)
         tree.body = _block(tree.body)
         _functions(tree)
@@ -259,7 +269,7 @@ def _serial(node: object, prefix: str, out: dict[str, str], root: bool = False) 
     return f"{type(node).__name__}({fields})"
 
 
-def fingerprints(source: str) -> dict[str, str] | None:
+def fingerprints(source: str | ast.Module) -> dict[str, str] | None:
     """``qualname`` (``<module>`` for the module's own statements) -> a hash of its normal form
     (nested definitions apart); ``None`` when the source does not parse."""
     tree = normal_form(source)
@@ -289,10 +299,54 @@ class FileBehaviour:
 
 
 def compare(pre: str | None, post: str | None) -> FileBehaviour:
-    """Compare a file's images (``None``: the file does not exist on that side)."""
-    before = fingerprints(pre if pre is not None else "")
-    after = fingerprints(post if post is not None else "")
+    """Compare a file's images (``None``: the file does not exist on that side).
+
+    A definition whose source text is the same on both sides has the same normal form (it depends on
+    nothing outside it): each such pair stands in as one marker on both sides, in its place, and only
+    the rest is normalised — a patch's few changed functions, not the whole of a large module."""
+    trees = _parse(pre or ""), _parse(post or "")
+    if trees[0] is None or trees[1] is None:
+        return FileBehaviour(None)
+    _share(trees[0].body, trees[1].body, (pre or "").splitlines(), (post or "").splitlines())
+    before, after = fingerprints(trees[0]), fingerprints(trees[1])
     if before is None or after is None:
         return FileBehaviour(None)
     differ = tuple(sorted(q for q in before.keys() | after.keys() if before.get(q) != after.get(q)))
     return FileBehaviour(bool(differ), differ)
+
+
+def _segment(stmt: ast.stmt, lines: list[str]) -> str:
+    """A definition's source text, decorators included."""
+    start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+    return "\n".join(lines[start - 1 : stmt.end_lineno or stmt.lineno])
+
+
+def _share(
+    pre: list[ast.stmt], post: list[ast.stmt], pre_lines: list[str], post_lines: list[str]
+) -> None:
+    """Replace, in two statement lists, each pair of definitions with the same source text by one
+    marker (a call no normal form removes); a class that differs is looked into the same way."""
+    texts = [
+        {id(s): _segment(s, lines) for s in body if isinstance(s, _DEFS)}
+        for body, lines in ((pre, pre_lines), (post, post_lines))
+    ]
+    left = list(texts[1].values())
+    shared: list[str] = []
+    for text in texts[0].values():
+        if text in left:
+            left.remove(text)
+            shared.append(text)
+    for body, seen in ((pre, texts[0]), (post, texts[1])):
+        pool = list(shared)
+        for n, stmt in enumerate(body):
+            found = seen.get(id(stmt))
+            if found is not None and found in pool:
+                pool.remove(found)
+                marker = ast.Call(ast.Name(f"<same {_hash(found)}>"), [], [])
+                body[n] = ast.Expr(marker)
+    pre_classes = [s for s in pre if isinstance(s, ast.ClassDef)]
+    post_classes = {s.name: s for s in post if isinstance(s, ast.ClassDef)}
+    for cls in pre_classes:
+        other = post_classes.pop(cls.name, None)
+        if other is not None:
+            _share(cls.body, other.body, pre_lines, post_lines)
