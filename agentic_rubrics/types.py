@@ -357,11 +357,9 @@ class CandidateScore(_Frozen):
     empty_patch: bool
     """The candidate's patch is empty."""
     no_behaviour_change: bool = False
-    """It changes no behaviour of the program (verdicts say ``no_behaviour_change``): like an empty
-    patch, it cannot be the fix."""
+    """It changes no behaviour of the program (verdicts say so): it cannot be the fix."""
     tampers_with_tests: bool = False
-    """It changes the test infrastructure (verdicts say ``tampers_with_tests``): ranks with the
-    failed gates."""
+    """It changes the test infrastructure (verdicts say so): it ranks with the failed gates."""
     failed_gates: list[str]
     """Ids of gate items judged or checked 0."""
     rank_tier: int
