@@ -75,6 +75,8 @@ _LAZY: dict[str, str] = {
     "frames": "agentic_rubrics.report.frames",
     "audit_items": "agentic_rubrics.report.item_audit",
     "ItemAuditFile": "agentic_rubrics.runfolder.item_audit",
+    "compare_methods": "agentic_rubrics.report.method_comparison",
+    "MethodComparison": "agentic_rubrics.runfolder.method_comparison",
     "export_sft": "agentic_rubrics.export.sft",
     "Report": "agentic_rubrics.runfolder.report",
     "register_selector": "agentic_rubrics.rank.selectors",
@@ -183,12 +185,14 @@ if TYPE_CHECKING:
     from agentic_rubrics.reasons import MISSING_REASONS
     from agentic_rubrics.report.frames import frames
     from agentic_rubrics.report.item_audit import audit_items
+    from agentic_rubrics.report.method_comparison import compare_methods
     from agentic_rubrics.rubric.check_verdicts import check_verdicts
     from agentic_rubrics.rubric.checks import CHECKS, run_check
     from agentic_rubrics.rubric.file import load_rubric, parse_rubric, write_rubric
     from agentic_rubrics.rubric.lint import lint
     from agentic_rubrics.runfolder.folder import RunFolder
     from agentic_rubrics.runfolder.item_audit import ItemAuditFile
+    from agentic_rubrics.runfolder.method_comparison import MethodComparison
     from agentic_rubrics.runfolder.report import Report
     from agentic_rubrics.runfolder.tasks import load_tasks
     from agentic_rubrics.sandbox import LocalCopySandbox

@@ -1,20 +1,15 @@
-"""``compare_verifiers.py``'s results as Markdown and as one Best@K plot (figures as given, none computed)."""
+"""``compare_verifiers.py``'s results.md and its Best@K plot. The tables are the package's
+(:func:`agentic_rubrics.report.method_comparison_md.sections`, what ``agentic-rubrics compare RUN``
+writes): here only the benchmark's heading, the fake model's caveat and the hidden tests' check."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-METHODS = (
-    "random",
-    "oracle",
-    "self_consistency",
-    "patch_classifier",
-    "rubric",
-    "tests",
-    "similarity",
-    "hybrid",
-)
+from agentic_rubrics.report.method_comparison_md import sections
+from agentic_rubrics.runfolder.method_comparison import METHODS, MethodComparison
+
 FAKE_NOTE = (
     "**These figures measure the machinery, not a method's quality.** The shipped fake model wrote "
     "the rubrics, the test scripts and the proxy patches from scripts and graded by fixed rules; "
@@ -27,27 +22,18 @@ def _num(value: Any, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _ci(value: Any, ci: Any) -> str:
-    if value is None:
-        return "—"
-    if not ci or ci[0] is None:
-        return _num(value)
-    return f"{value:.3f} [{ci[0]:.2f}, {ci[1]:.2f}]"
-
-
 def _ks(results: dict[str, Any]) -> list[str]:
     return sorted(results["methods"]["oracle"]["best_at_k"], key=int)
 
 
-def markdown(results: dict[str, Any]) -> str:
-    """results.md: Best@K with intervals, ranking quality and coverage, the cost table."""
-    methods = results["methods"]
-    ks = _ks(results)
-    lines = [
+def _heading(results: dict[str, Any], comparison: MethodComparison) -> list[str]:
+    unlabelled = comparison.tasks_without_labels
+    return [
         "# Verifiers compared on the same instances and candidates",
         "",
-        f"Model: {results['model']}. {results['tasks']} tasks, {results['candidates']} candidates "
-        f"(largest pool {results['max_pool']}); tests artifact: "
+        f"Model: {results['model']}. {results['tasks']} tasks"
+        + (f" ({unlabelled} without a label: they count in no figure)" if unlabelled else "")
+        + f", {results['candidates']} candidates (largest pool {results['max_pool']}); tests artifact: "
         + (
             "each task's hidden tests (`--tests-from-hidden`)."
             if results["tests_from_hidden"]
@@ -55,88 +41,40 @@ def markdown(results: dict[str, Any]) -> str:
         ),
         "",
     ]
+
+
+def _hidden(check: dict[str, Any]) -> list[str]:
+    return [
+        "",
+        "## The hidden tests as the tests artifact",
+        "",
+        f"{check['candidates_checked']} candidates; pass/fail differs from labels.json for "
+        f"{len(check['pass_fail_disagrees_with_labels'])}; the tests' Best@1 "
+        f"{_num(check['tests_best_at_1'])}, the oracle's {_num(check['oracle_best_at_1'])}; its pick"
+        f" among all candidates solves {_num(check['tests_realised_best_at_1'])} of the tasks,"
+        f" the oracle's {_num(check['oracle_realised_best_at_1'])}; Best@K "
+        + (
+            "equals the oracle's at every K."
+            if not check["best_at_k_differs_from_oracle"]
+            else f"differs from the oracle's at K = {sorted(check['best_at_k_differs_from_oracle'])}."
+        ),
+    ]
+
+
+def markdown(results: dict[str, Any], comparison: MethodComparison) -> str:
+    """results.md: the benchmark's heading, the package's tables, the hidden tests' check."""
+    lines = _heading(results, comparison)
     if "fake" in results["model"]:
         lines += [FAKE_NOTE, ""]
-    lines += [
-        "## Best@K",
-        "",
-        "Expected share of tasks solved when the method picks one of K candidates drawn at random, "
-        "95% bootstrap interval over tasks (report.json's figures; the oracle is the labels' Pass@K, "
-        "given without an interval).",
-        "",
-        "| K | " + " | ".join(METHODS) + " |",
-        "|---:|" + "---|" * len(METHODS),
-    ]
-    for k in ks:
-        cells = [
-            _ci(methods[m]["best_at_k"].get(k), methods[m]["best_at_k_ci"].get(k)) for m in METHODS
-        ]
-        lines.append(f"| {k} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "## Ranking quality and coverage",
-        "",
-        "| method | realised Best@1 | ROC-AUC | candidates with a value |",
-        "|---|---|---|---|",
-    ]
-    for m in METHODS:
-        f = methods[m]
-        cover = f.get("coverage") or {}
-        lines.append(
-            f"| {m} | {_num(f.get('realised_best_at_1'))} | {_ci(f.get('roc_auc'), f.get('roc_auc_ci'))}"
-            f" | {cover.get('n', '—')}/{cover.get('of', '—')} |"
-        )
-    lines += [
-        "",
-        "## Cost",
-        "",
-        "Artifact: written once per task (model $ and the writer agent's turns; CPU-seconds of the "
-        "tests' validation on the base tree). Grading: per candidate of the run (model $ of the rubric judge, the "
-        "similarity judge or the classifier; CPU-seconds of executing the tests). Total at K = 16: "
-        "artifact + 16 × grading, per task. $ measured is what providers reported; $ est. what the "
-        "run's budget was charged for calls without a price.",
-        "",
-        "| method | artifact $ | artifact $ est. | agent turns | artifact CPU-s | grading $ "
-        "| grading $ est. | grading CPU-s | total@16 $ | total@16 $ est. | total@16 CPU-s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for m in METHODS:
-        c = results["cost"][m]
-        a, g, t = c["artifact_per_task"], c["grading_per_candidate"], c["total_per_task_at_k16"]
-        lines.append(
-            f"| {m} | {a['usd']:.4f} | {a['estimated_usd']:.4f} | {a['agent_turns']:.1f}"
-            f" | {a['cpu_seconds']:.3f} | {g['usd']:.5f} | {g['estimated_usd']:.5f}"
-            f" | {g['cpu_seconds']:.3f} | {t['usd']:.4f} | {t['estimated_usd']:.4f}"
-            f" | {t['cpu_seconds']:.2f} |"
-        )
-    weights = results.get("hybrid_weights")
-    if weights:
-        lines += [
-            "",
-            f"Hybrid weight on S: {weights.get('rubric_weight')} ({weights.get('source')}).",
-        ]
+    lines += sections(comparison)
     check = results.get("hidden_check")
     if check is not None:
-        lines += [
-            "",
-            "## The hidden tests as the tests artifact",
-            "",
-            f"{check['candidates_checked']} candidates; pass/fail differs from labels.json for "
-            f"{len(check['pass_fail_disagrees_with_labels'])}; the tests' Best@1 "
-            f"{_num(check['tests_best_at_1'])}, the oracle's {_num(check['oracle_best_at_1'])}; its pick"
-            f" among all candidates solves {_num(check['tests_realised_best_at_1'])} of the tasks,"
-            f" the oracle's {_num(check['oracle_realised_best_at_1'])}; Best@K "
-            + (
-                "equals the oracle's at every K."
-                if not check["best_at_k_differs_from_oracle"]
-                else f"differs from the oracle's at K = {sorted(check['best_at_k_differs_from_oracle'])}."
-            ),
-        ]
+        lines += _hidden(check)
     return "\n".join(lines) + "\n"
 
 
 def plot_best_at_k(results: dict[str, Any], dest: Path) -> None:
-    """One figure: every method's Best@K with its interval as a band."""
+    """One figure: every measured method's Best@K with its interval as a band."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -146,6 +84,8 @@ def plot_best_at_k(results: dict[str, Any], dest: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for m in METHODS:
         f = results["methods"][m]
+        if f["best_at_k"] is None:  # not measured: no line, never a line at 0
+            continue
         xs = [int(k) for k in ks if f["best_at_k"].get(k) is not None]
         ys = [f["best_at_k"][str(k)] for k in xs]
         style = "--" if m in ("random", "oracle") else "-"

@@ -2,17 +2,26 @@
 
     python benchmarks/compare_verifiers.py --out benchmarks/results/compare_verifiers
     python benchmarks/compare_verifiers.py --tests-from-hidden --out /tmp/hidden   # the execution check
+    python benchmarks/compare_verifiers.py --tasks my_tasks.jsonl --out /tmp/mine  # your own tasks
 
 One run folder (``DIR/run``): ``agentic-rubrics run --explorer agent --verifiers rubric,tests,similarity``
-with the selectors random, self_consistency, patch_classifier, rubric, tests, similarity and hybrid; the
-oracle is the labels' Pass@K. Without ``--model`` the shipped fake model plays every role (explorer,
-test writer, proxy author, judge, similarity judge, classifier) over the project's loopback server, so
-the comparison runs offline. Written: ``DIR/results.json``, ``DIR/results.md`` and ``DIR/best_at_k.png``.
+with the selectors random, self_consistency, patch_classifier, rubric, tests, similarity and hybrid (those
+the verifiers given allow); the oracle is the labels' Pass@K. Without ``--model`` the shipped fake model
+plays every role (explorer, test writer, proxy author, judge, similarity judge, classifier) over the
+project's loopback server, on the bundled tasks or any tasks file, so the comparison runs offline.
+Written: ``DIR/results.json``, ``DIR/results.md``, ``DIR/best_at_k.png``, and the run folder's own
+``comparison.json`` and ``comparison.md``.
 
-Every figure is the run's own: Best@K with its 95% interval, ROC-AUC and coverage from report.json
-(``selectors``, ``oracle_pass_at_k``), costs from report.json's ``cost`` (model spend by phase, the tests
-verifier's CPU-seconds) and the artifacts' records (agent turns: the rubric explorer's trajectory,
-``tests/<id>/status.json``, ``proxies/<id>/proxy.json``). Nothing is recomputed here.
+``--tasks FILE`` is the tasks JSONL of docs/spec.md (labels: ``resolved`` per candidate; a task without
+any counts in no figure, and how many is said); repositories come as in any run (a task's
+``repo_path``, or ``--repo-url``/``--repo-cache``). The run's options a user needs are passed through
+to ``agentic-rubrics run`` as they are (``--help`` lists them); the API key is read from
+``AGENTIC_RUBRICS_API_KEY`` by the run itself, never put on a command line.
+
+The tables are :func:`agentic_rubrics.compare_methods`'s — what ``agentic-rubrics compare RUN`` writes
+from any reported run folder — so the benchmark and the command cannot disagree: Best@K with its 95%
+interval, ROC-AUC and coverage from report.json, costs from its spend by phase, the tests verifier's
+CPU-seconds and the artifacts' status files (agent turns). Nothing is recomputed here.
 
 ``--tests-from-hidden`` gives each bundled task's ``hidden_tests/`` as ``--tests DIR``: the tests
 verifier's pass/fail must then equal ``labels.json`` for every candidate and its Best@K the oracle's
@@ -30,7 +39,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from compare_table import METHODS, markdown, plot_best_at_k
+from compare_table import markdown, plot_best_at_k
 
 from agentic_rubrics.datasets.bundled import (
     EXAMPLES_DIR,
@@ -38,154 +47,78 @@ from agentic_rubrics.datasets.bundled import (
     load_examples,
     write_tasks_jsonl,
 )
-from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.exceptions import AgenticRubricsError, DataError
+from agentic_rubrics.report.method_comparison import compare_methods
+from agentic_rubrics.runfolder.files import read_jsonl
 from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.tasks import load_tasks
+from agentic_rubrics.types import Task
 
-SELECTORS = "rubric,random,self_consistency,patch_classifier,tests,similarity,hybrid"
-ARTIFACT_PHASES = {"rubric": ("explore",), "tests": ("tests_writer",), "similarity": ("proxy",)}
-"""The model phases that write each verifier's artifact, once per task."""
-GRADING_PHASES = {
-    "rubric": ("judge",),
-    "similarity": ("similarity",),
-    "patch_classifier": ("classifier",),
-}
-"""The model phases that grade each candidate."""
-USES = {
-    "random": (),
-    "oracle": (),
-    "self_consistency": (),
-    "patch_classifier": ("patch_classifier",),
+SELECTORS = {
     "rubric": ("rubric",),
+    "random": (),
+    "self_consistency": (),
+    "patch_classifier": (),
     "tests": ("tests",),
     "similarity": ("similarity",),
     "hybrid": ("rubric", "tests"),
 }
-"""The verifiers (artifact and grading) each method's score needs."""
-K_TOTAL = 16
+"""The selectors of the run, the first the primary one, each with the verifiers it needs."""
+PASSED = {
+    "--model": "a real model for every role (default: the shipped fake over the loopback server)",
+    "--judge-model": "the judge's model (overrides --model)",
+    "--explorer-model": "the explorer's and the writers' model (overrides --model)",
+    "--api-base": "an OpenAI-compatible server URL for --model",
+    "--explorer": "static, agent or issue-only (default: agent)",
+    "--sandbox": "auto, bubblewrap, local-copy, swerex-local, swerex-docker or swerex-modal",
+    "--repo-url": "where a task without repo_path gets its repository ({repo}, {owner}, {name}; none)",
+    "--repo-cache": "folder of fetched repositories",
+    "--rubrics": "reuse DIR/<instance_id>/rubrics.yaml",
+    "--tests": "reuse DIR/<instance_id>/ as the test script",
+    "--proxies": "reuse DIR/<instance_id>/proxy.diff as the proxy patch",
+    "--test-reruns": "extra runs of each candidate's tests (default: 1)",
+    "--test-python": "the Python (with pytest) the tests run with",
+    "--test-env-spec": "venv specs by owner/name[@version] (env-check's --env-spec)",
+    "--test-env-cache": "where built venvs are kept",
+    "--max-turns": "the agents' turn budget",
+    "--max-cost": "stop starting model calls after this many dollars",
+    "--timeout": "seconds per model call",
+    "--llm-concurrency": "model calls in flight at once",
+    "--llm-processes": "auto, N or 0: worker processes for litellm",
+    "--repeats": "judge each candidate R times (majority verdict)",
+    "--seed": "tie-break, shuffle and bootstrap seed",
+}
+"""The options of ``agentic-rubrics run`` passed through as given (its ``--help`` says more)."""
+FLAGS = {
+    "--unsafe-local-sandbox": "let a model's commands run unisolated here",
+    "--restart": "discard DIR/run's results instead of resuming",
+}
+"""The flags passed through."""
+ROLES = ("--model", "--judge-model", "--explorer-model")
+"""Any of these given: a real model; none: the shipped fake in every role."""
 
 
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise DataError(f"{path}: not readable JSON ({exc})") from exc
-
-
-def _number(record: Any, *keys: str) -> float:
-    """``record[k1][k2]...`` as a number; 0 when absent (a phase that made no call)."""
-    for key in keys:
-        record = record.get(key) if isinstance(record, dict) else None
-    if record is None:
-        return 0.0
-    if isinstance(record, bool) or not isinstance(record, int | float):
-        raise DataError(f"report.json: cost field {'.'.join(keys)} is not a number: {record!r}")
-    return float(record)
-
-
-def _turns(run: Path, ids: list[str]) -> dict[str, float]:
-    """Mean agent turns per task of each verifier's artifact writer (0 for a given or static one)."""
-    folder = RunFolder(run)
-    totals = {"rubric": 0.0, "tests": 0.0, "similarity": 0.0}
-    for iid in ids:
-        trajectory = _json(folder.trajectory_path(iid)) or {}
-        tests = folder.artifact_status("tests", iid)
-        proxy = _json(folder.artifact_dir("proxies", iid) / "proxy.json") or {}
-        for name, turns in (
-            ("rubric", trajectory.get("turns")),
-            ("tests", tests.turns if tests is not None else None),
-            ("similarity", proxy.get("turns")),
-        ):
-            if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int)):
-                raise DataError(f"{run}: {name} turns of {iid} are not an integer: {turns!r}")
-            totals[name] += turns or 0
-    return {name: total / max(len(ids), 1) for name, total in totals.items()}
-
-
-def cost_table(report: dict[str, Any], turns: dict[str, float]) -> dict[str, dict[str, Any]]:
-    """Per method: artifact cost per task, grading cost per candidate, and the total at K = 16."""
-    tasks = max(int(report["counts"]["tasks"]), 1)
-    candidates = max(int(report["counts"]["candidates"]), 1)
-    cost = report["cost"]
-
-    def spend(names: tuple[str, ...], per: int) -> dict[str, float]:
-        return {
-            key: sum(_number(cost, "by_phase", p, key) for p in names) / per
-            for key in ("usd", "estimated_usd", "calls")
-        }
-
-    verifiers: dict[str, dict[str, Any]] = {}
-    for name in ("rubric", "tests", "similarity", "patch_classifier"):
-        artifact = spend(ARTIFACT_PHASES.get(name, ()), tasks)
-        artifact["agent_turns"] = turns.get(name, 0.0)
-        grading = spend(GRADING_PHASES.get(name, ()), candidates)
-        artifact["cpu_seconds"] = grading["cpu_seconds"] = 0.0
-        if name == "tests":
-            artifact["cpu_seconds"] = _number(cost, "execution", "validation_cpu_seconds") / tasks
-            grading["cpu_seconds"] = _number(cost, "execution", "cpu_seconds_per_candidate")
-        verifiers[name] = {"artifact_per_task": artifact, "grading_per_candidate": grading}
-    out: dict[str, dict[str, Any]] = {}
-    for method in METHODS:
-        parts = [verifiers[v] for v in USES[method]]
-        keys = ("usd", "estimated_usd", "cpu_seconds")
-        artifact = {
-            k: sum(p["artifact_per_task"][k] for p in parts) for k in (*keys, "agent_turns")
-        }
-        grading = {k: sum(p["grading_per_candidate"][k] for p in parts) for k in keys}
-        total = {k: artifact[k] + K_TOTAL * grading[k] for k in keys}
-        out[method] = {
-            "artifact_per_task": artifact,
-            "grading_per_candidate": grading,
-            f"total_per_task_at_k{K_TOTAL}": total,
-        }
+def task_lines(tasks: Path) -> list[tuple[int, Task]]:
+    """Each task of the tasks file with its line, validated as a run reads it (a bad line, a field of
+    another type, a repeated id or a ``repo_path`` that is no folder: refused with file:line)."""
+    loaded = load_tasks(tasks)
+    lines = [number for number, _ in read_jsonl(tasks)]  # the records load_tasks read, in order
+    out = list(zip(lines, loaded, strict=True))
+    for number, task in out:
+        if task.repo_path and not Path(task.repo_path).is_dir():
+            raise DataError(f"{tasks}:{number}: repo_path {task.repo_path!r} is not a folder")
     return out
 
 
-def figures(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Each method's Best@K (with intervals), ROC-AUC and coverage, as report.json gives them."""
-    selectors = report["selectors"]
-    out: dict[str, dict[str, Any]] = {}
-    for method in METHODS:
-        if method == "oracle":  # the labels' Pass@K: no interval, no ranking to score
-            labelled = report["counts"]["candidates_labelled"]
-            out[method] = {
-                "source": "report.json oracle_pass_at_k",
-                "best_at_k": report["oracle_pass_at_k"],
-                "best_at_k_ci": dict.fromkeys(report["oracle_pass_at_k"]),
-                "realised_best_at_1": None,
-                "roc_auc": None,
-                "roc_auc_ci": None,
-                "coverage": {"n": labelled, "of": report["counts"]["candidates"]},
-            }
-            continue
-        if method not in selectors:
-            raise DataError(f"report.json: no figures for the selector {method!r}")
-        s = selectors[method]
-        out[method] = {
-            "source": f"report.json selectors.{method}",
-            **{k: s.get(k) for k in ("best_at_k", "best_at_k_ci", "realised_best_at_1")},
-            **{k: s.get(k) for k in ("roc_auc", "roc_auc_ci")},
-            "coverage": s.get("scored_candidates"),
-        }
-    return out
-
-
-def task_lines(tasks: Path) -> list[tuple[int, str, list[str]]]:
-    """Each task of the tasks file: its line, its instance id and its candidates' ids."""
-    out = []
-    for number, line in enumerate(tasks.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            task = json.loads(line)
-            iid, ids = task["instance_id"], [str(c["id"]) for c in task["candidates"]]
-        except (ValueError, TypeError, KeyError) as exc:
-            raise DataError(
-                f"{tasks}:{number}: not a task with an instance_id and candidates ({exc!r})"
-            ) from exc
-        out.append((number, str(iid), ids))
-    return out
+def unlabelled(tasks: Path, lines: list[tuple[int, Task]]) -> int:
+    """Tasks with no labelled candidate (they count in no figure); none labelled at all: refused."""
+    without = sum(1 for _, t in lines if all(c.resolved is None for c in t.candidates))
+    if without == len(lines):
+        raise DataError(
+            f"{tasks}: no candidate has a label (resolved: true or false), and every figure of the"
+            " comparison rests on labels"
+        )
+    return without
 
 
 def hidden_check(run: Path, report: dict[str, Any], tasks: Path) -> dict[str, Any]:
@@ -198,7 +131,9 @@ def hidden_check(run: Path, report: dict[str, Any], tasks: Path) -> dict[str, An
     progress = RunFolder(run).progress()
     disagree = []
     checked = 0
-    for _, iid, ids in task_lines(tasks):
+    pools = []
+    for _, task in task_lines(tasks):
+        iid, ids = task.instance_id, [c.id for c in task.candidates]
         row = progress.get(iid)
         rates = ((row.baselines.get("tests") or {}).get("pass_rate") or {}) if row else {}
         for cid in ids:
@@ -206,11 +141,11 @@ def hidden_check(run: Path, report: dict[str, Any], tasks: Path) -> dict[str, An
             rate, resolved = rates.get(cid), labels.get(iid, {}).get(cid)
             if rate is None or resolved is None or (rate == 1.0) != resolved:
                 disagree.append({"instance_id": iid, "candidate_id": cid, "pass_rate": rate})
+        pools.append([labels.get(iid, {}).get(c) for c in ids])
     tests = report["selectors"]["tests"]["best_at_k"]
     oracle = report["oracle_pass_at_k"]
     off = {k: (tests.get(k), v) for k, v in oracle.items() if abs((tests.get(k) or -1) - v) > 1e-9}
     # the oracle's pick among all of a task's candidates solves it when any candidate is resolved
-    pools = [[labels.get(iid, {}).get(c) for c in ids] for _, iid, ids in task_lines(tasks)]
     solvable = sum(any(pool) for pool in pools) / max(len(pools), 1)
     realised = report["selectors"]["tests"]["realised_best_at_1"]
     return {
@@ -228,11 +163,35 @@ def hidden_check(run: Path, report: dict[str, Any], tasks: Path) -> dict[str, An
 def given_hidden_tests(tasks: Path, dest: Path) -> Path:
     """``dest/<instance_id>/``: each task's bundled hidden_tests/ (every task must be a bundled one)."""
     bundled = {p.name for p in example_folders()}
-    for number, iid, _ in task_lines(tasks):
+    for number, task in task_lines(tasks):
+        iid = task.instance_id
         if iid not in bundled or not (EXAMPLES_DIR / iid / "hidden_tests").is_dir():
             raise DataError(f"{tasks}:{number}: {iid!r} is not a bundled task with hidden_tests/")
         shutil.copytree(EXAMPLES_DIR / iid / "hidden_tests", dest / iid, dirs_exist_ok=True)
     return dest
+
+
+def _selectors(verifiers: str) -> str:
+    """The selectors the verifiers allow, a verifier's first (it writes selections.jsonl)."""
+    names = {v.strip() for v in verifiers.split(",") if v.strip()}
+    out = [s for s, needs in SELECTORS.items() if set(needs) <= names]
+    lead = [s for s in out if SELECTORS[s]][:1]
+    return ",".join(lead + [s for s in out if s not in lead])
+
+
+def _passed(args: argparse.Namespace) -> list[str]:
+    out = []
+    for flag in PASSED:
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is not None and flag != "--explorer":
+            out += [flag, str(value)]
+    return out + [f for f in FLAGS if getattr(args, f[2:].replace("-", "_"))]
+
+
+def _models(args: argparse.Namespace) -> str:
+    given = [(r[2:], getattr(args, r[2:].replace("-", "_"))) for r in ROLES]
+    said = [value if role == "model" else f"{role} {value}" for role, value in given if value]
+    return ", ".join(said) or "the shipped fake (scripted: figures measure the machinery)"
 
 
 def run_all(args: argparse.Namespace, tasks: Path, run: Path) -> None:
@@ -241,16 +200,12 @@ def run_all(args: argparse.Namespace, tasks: Path, run: Path) -> None:
     settings.write_text(f"bootstrap_resamples: {args.bootstrap}\nplots: false\n", encoding="utf-8")
     command = [sys.executable, "-c", "from agentic_rubrics.cli import main; main()", "run",
                "--tasks", str(tasks), "--out", str(run), "--config", str(settings),
-               "--explorer", "agent", "--verifiers", "rubric,tests,similarity",
-               "--selectors", SELECTORS, "--test-reruns", str(args.test_reruns), "--quiet"]  # fmt: skip
+               "--explorer", args.explorer or "agent", "--verifiers", args.verifiers,
+               "--selectors", _selectors(args.verifiers), "--quiet", *_passed(args)]  # fmt: skip
     if args.tests_from_hidden:
         command += ["--tests", str(given_hidden_tests(tasks, args.out / "hidden_tests"))]
     with ExitStack() as stack:
-        if args.model:
-            command += ["--model", args.model] + (
-                ["--api-base", args.api_base] * bool(args.api_base)
-            )
-        else:
+        if not any(getattr(args, r[2:].replace("-", "_")) for r in ROLES):
             from agentic_rubrics.testing import LoopbackServer, fake_model
 
             server = stack.enter_context(LoopbackServer(fake_model()))
@@ -260,49 +215,62 @@ def run_all(args: argparse.Namespace, tasks: Path, run: Path) -> None:
         raise SystemExit(f"the run failed (exit {done.returncode}):\n{done.stderr[-3000:]}")
 
 
+def parser() -> argparse.ArgumentParser:
+    """The script's options: its own, then those passed through to ``agentic-rubrics run``."""
+    out = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    out.add_argument("--tasks", type=Path, help="tasks JSONL (default: the bundled tasks)")
+    out.add_argument("--out", type=Path, required=True)
+    out.add_argument("--tests-from-hidden", action="store_true")
+    out.add_argument("--verifiers", default="rubric,tests,similarity", help="the run's verifiers")
+    out.add_argument("--bootstrap", type=int, default=1000, help="resamples of the intervals")
+    for flag, text in PASSED.items():
+        out.add_argument(flag, help=f"agentic-rubrics run {flag}: {text}")
+    for flag, text in FLAGS.items():
+        out.add_argument(flag, action="store_true", help=f"agentic-rubrics run {flag}: {text}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--tasks", type=Path, help="tasks JSONL (default: the bundled tasks)")
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--tests-from-hidden", action="store_true")
-    parser.add_argument("--model", help="a real model for every role (default: the shipped fake)")
-    parser.add_argument("--api-base")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="resamples of the intervals")
-    parser.add_argument("--test-reruns", type=int, default=1)
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     try:
         return _compare(args)
-    except DataError as exc:
+    except AgenticRubricsError as exc:
         print(f"compare_verifiers: {exc}", file=sys.stderr)
         return 2
 
 
 def _compare(args: argparse.Namespace) -> int:
+    if args.tests_from_hidden and args.tests:
+        raise DataError("--tests-from-hidden gives the tests itself: leave out --tests")
     args.out.mkdir(parents=True, exist_ok=True)
     tasks = args.tasks or write_tasks_jsonl(args.out / "tasks.jsonl")
+    lines = task_lines(tasks)  # refused with file:line before anything runs
+    without = unlabelled(tasks, lines)
+    if without:
+        print(f"{tasks}: {without} of {len(lines)} tasks have no label: they count in no figure")
     run = args.out / "run"
     run_all(args, tasks, run)
-    report = _json(run / "report.json")
-    if not isinstance(report, dict):
-        raise SystemExit(f"{run / 'report.json'}: missing or not a JSON object")
-    ids = [t["instance_id"] for t in report["tasks"]]
+    comparison = compare_methods(run)
+    table = comparison.to_json()
     results: dict[str, Any] = {
         "schema": "compare-verifiers/1",
-        "model": args.model or "the shipped fake (scripted: figures measure the machinery)",
+        "model": _models(args),
         "tests_from_hidden": args.tests_from_hidden,
-        "tasks": report["counts"]["tasks"],
-        "candidates": report["counts"]["candidates"],
-        "max_pool": report["counts"]["max_pool"],
-        "methods": figures(report),
-        "cost": cost_table(report, _turns(run, ids)),
-        "hybrid_weights": (report.get("fitted_weights") or {}).get("hybrid"),
+        "tasks": comparison.tasks,
+        "tasks_without_labels": comparison.tasks_without_labels,
+        "candidates": comparison.candidates,
+        "max_pool": comparison.max_pool,
+        "methods": table["methods"],
+        "cost": table["cost"],
+        "hybrid_weights": comparison.hybrid_weights,
     }
     if args.tests_from_hidden:
+        report = json.loads((run / "report.json").read_text(encoding="utf-8"))
         results["hidden_check"] = hidden_check(run, report, tasks)
     (args.out / "results.json").write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    (args.out / "results.md").write_text(markdown(results), encoding="utf-8")
+    (args.out / "results.md").write_text(markdown(results, comparison), encoding="utf-8")
     plot_best_at_k(results, args.out / "best_at_k.png")
-    print(f"wrote {args.out / 'results.json'}, results.md, best_at_k.png")
+    print(f"wrote {args.out / 'results.json'}, results.md, best_at_k.png; {run / 'comparison.md'}")
     check = results.get("hidden_check")
     if check is not None:
         print(

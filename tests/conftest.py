@@ -128,6 +128,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_export_sft": "export",
     "test_view": "report",
     "test_item_audit": "report",
+    "test_method_comparison": "report",
     "test_pipeline": "pipeline",
     "test_driver": "pipeline",
     "test_llm_pipeline": "pipeline",

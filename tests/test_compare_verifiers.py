@@ -1,103 +1,159 @@
-"""benchmarks/compare_verifiers.py: the cost table's arithmetic, and the script end to end on one bundled
-task with its hidden tests as the tests artifact (needs the test sandbox, as tests/test_verifier_tests.py)."""
+"""benchmarks/compare_verifiers.py: on a user's own tasks with the shipped fake (its figures are
+``agentic-rubrics compare``'s), its refusals, and end to end on one bundled task with its hidden tests
+as the tests artifact (needs the test sandbox, as tests/test_verifier_tests.py). The table's numbers
+themselves: tests/test_method_comparison.py."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agentic_rubrics.cli.app import app
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
-from agentic_rubrics.exceptions import DataError
+from agentic_rubrics.runfolder.method_comparison import METHODS
 
+from .conftest import git
 from .test_verifier_tests import SLOW, needs_sandbox
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from compare_table import METHODS  # noqa: E402
-from compare_verifiers import cost_table, figures, hidden_check, main  # noqa: E402
+from compare_verifiers import hidden_check, main  # noqa: E402
+
+CALC = {
+    "calc/__init__.py": "from calc.ops import divide, mean\n",
+    "calc/ops.py": '"""Arithmetic."""\n\n\ndef divide(a, b):\n    return a / b\n\n\n'
+    "def mean(values):\n    return divide(sum(values), len(values))\n",
+}
+WORDS = {
+    "words/__init__.py": "",
+    "words/text.py": '"""Text."""\n\n\ndef count_words(text):\n    return len(text.split(" "))\n',
+}
 
 
-def _phase(usd: float, estimated: float, calls: int) -> dict[str, Any]:
-    return {"usd": usd, "estimated_usd": estimated, "calls": calls}
+def _tree(root: Path, files: dict[str, str]) -> str:
+    """A git checkout of ``files`` under ``root``; its HEAD (the task's base_commit)."""
+    root.mkdir(parents=True)
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "base")
+    return git(root, "rev-parse", "HEAD").strip()
 
 
-def _report() -> dict[str, Any]:
-    """A run's report.json as far as the cost table reads it: 2 tasks, 20 candidates."""
-    phases = {
-        "explore": _phase(0.4, 0.5, 12),
-        "tests_writer": _phase(0.2, 0.3, 10),
-        "proxy": _phase(0.6, 0.7, 8),
-        "judge": _phase(0.2, 0.4, 20),
-        "similarity": _phase(0.1, 0.2, 6),
-        "classifier": _phase(0.04, 0.08, 20),
-    }
-    execution = {"cpu_seconds_per_candidate": 0.25, "validation_cpu_seconds": 1.0}
-    return {
-        "counts": {"tasks": 2, "candidates": 20},
-        "cost": {"by_phase": phases, "execution": execution},
-    }
+def _patch(root: Path, rel: str, old: str, new: str) -> str:
+    text = (root / rel).read_text()
+    (root / rel).write_text(text.replace(old, new))
+    diff = git(root, "diff")
+    (root / rel).write_text(text)
+    return diff
 
 
-def test_the_cost_table_adds_each_methods_verifiers_and_totals_at_k16() -> None:
-    turns = {"rubric": 6.0, "tests": 5.0, "similarity": 4.0}
-    table = cost_table(_report(), turns)
-    assert set(table) == set(METHODS)
-    rubric, tests, hybrid = table["rubric"], table["tests"], table["hybrid"]
-    assert rubric["artifact_per_task"]["usd"] == pytest.approx(0.2)  # explore 0.4 over 2 tasks
-    assert rubric["artifact_per_task"]["agent_turns"] == 6.0
-    assert rubric["grading_per_candidate"]["usd"] == pytest.approx(0.01)  # judge 0.2 over 20
-    assert rubric["total_per_task_at_k16"]["usd"] == pytest.approx(0.2 + 16 * 0.01)
-    assert rubric["total_per_task_at_k16"]["estimated_usd"] == pytest.approx(0.25 + 16 * 0.02)
-    # the tests verifier grades by execution: CPU-seconds, no dollars for grading
-    assert tests["grading_per_candidate"] == {"usd": 0, "estimated_usd": 0, "cpu_seconds": 0.25}
-    assert tests["artifact_per_task"]["cpu_seconds"] == pytest.approx(0.5)
-    assert tests["total_per_task_at_k16"]["cpu_seconds"] == pytest.approx(0.5 + 16 * 0.25)
-    # the hybrid needs both artifacts and both gradings
-    assert hybrid["artifact_per_task"]["agent_turns"] == 11.0
-    assert hybrid["total_per_task_at_k16"]["usd"] == pytest.approx(0.2 + 0.1 + 16 * 0.01)
-    assert table["similarity"]["grading_per_candidate"]["usd"] == pytest.approx(0.005)
-    assert table["patch_classifier"]["artifact_per_task"]["usd"] == 0
-    assert table["patch_classifier"]["grading_per_candidate"]["usd"] == pytest.approx(0.002)
-    for free in ("random", "oracle", "self_consistency"):
-        assert table[free]["total_per_task_at_k16"] == {
-            "usd": 0,
-            "estimated_usd": 0,
-            "cpu_seconds": 0,
-        }
+def user_tasks(root: Path) -> Path:
+    """Two tasks of a user's own, not bundled: a repository tree each (``repo_path``), labels."""
+    calc, words = root / "calc", root / "words"
+    mean = "    return divide(sum(values), len(values))"
+    count = '    return len(text.split(" "))'
+    tasks = [
+        {
+            "instance_id": "acme__calc-7",
+            "repo": "acme/calc",
+            "base_commit": _tree(calc, CALC),
+            "repo_path": str(calc),
+            "problem_statement": "`mean([])` raises ZeroDivisionError in `divide`; give None.\n",
+            "candidates": [
+                {"id": "a", "resolved": True,
+                 "patch": _patch(calc, "calc/ops.py", mean, "    if not values:\n        return None\n" + mean)},
+                {"id": "b", "resolved": False,
+                 "patch": _patch(calc, "calc/ops.py", "    return a / b", "    return a / b if b else 0")},
+                {"id": "c", "resolved": False, "patch": ""},
+            ],
+        },
+        {
+            "instance_id": "acme__words-3",
+            "repo": "acme/words",
+            "base_commit": _tree(words, WORDS),
+            "repo_path": str(words),
+            "problem_statement": "`count_words('a  b')` returns 3: a double space counts a word.\n",
+            "candidates": [
+                {"id": "x", "resolved": True,
+                 "patch": _patch(words, "words/text.py", count, "    return len(text.split())")},
+                {"id": "y", "resolved": False,
+                 "patch": _patch(words, "words/text.py", count, '    return text.count(" ") + 1')},
+            ],
+        },
+    ]  # fmt: skip
+    out = root / "tasks.jsonl"
+    out.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    return out
 
 
-def test_a_hostile_report_is_refused_naming_the_field() -> None:
-    report = _report()
-    report["cost"]["by_phase"]["judge"]["usd"] = "0.2"
-    with pytest.raises(DataError, match=r"cost field by_phase\.judge\.usd is not a number"):
-        cost_table(report, {})
-    with pytest.raises(DataError, match="no figures for the selector 'random'"):
-        figures({"selectors": {}, "counts": {"candidates": 1}, "oracle_pass_at_k": {"1": 1.0}})
+@needs_sandbox
+@SLOW  # a run in a process of its own: litellm imported again
+def test_the_comparison_on_a_users_own_tasks_with_the_fake_is_the_commands(tmp_path: Path) -> None:
+    tasks, out = user_tasks(tmp_path / "mine"), tmp_path / "out"
+    argv = ["--tasks", str(tasks), "--out", str(out), "--verifiers", "rubric,tests"]
+    assert main([*argv, "--bootstrap", "0", "--test-reruns", "0"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    comparison = json.loads((out / "run" / "comparison.json").read_text())
+    # the benchmark's figures are the command's, from the same run folder
+    assert results["methods"] == comparison["methods"] and results["cost"] == comparison["cost"]
+    assert results["tasks"] == 2 and results["candidates"] == 5
+    report = json.loads((out / "run" / "report.json").read_text())
+    assert report["rubrics"]["repository"] == {"repo_path": 2}  # the user's own trees
+    for method in ("rubric", "tests", "hybrid", "self_consistency", "patch_classifier"):
+        assert results["methods"][method]["best_at_k"] == report["selectors"][method]["best_at_k"]
+    # without --verifiers similarity: not measured, never 0
+    assert results["methods"]["similarity"]["not_measured"] == "verifier_not_in_run:similarity"
+    assert results["cost"]["similarity"]["total_per_task_at_k16"] is None
+    assert results["cost"]["rubric"]["artifact_per_task"]["agent_turns"] > 0
+    md = (out / "results.md").read_text()
+    assert (
+        md.split("## Best@K")[1]
+        == (out / "run" / "comparison.md").read_text().split("## Best@K")[1]
+    )
+    assert "| similarity | not measured |" in md
+    assert (out / "best_at_k.png").read_bytes()[:4] == b"\x89PNG"
+    # the command gives the same table from the run folder alone, nothing rerun
+    again = CliRunner().invoke(app, ["compare", str(out / "run"), "--format", "json"])
+    assert again.exit_code == 0 and json.loads(again.stdout)["methods"] == results["methods"]
 
 
-def test_hidden_tests_are_given_only_for_bundled_tasks_and_a_bad_line_is_named(
+def test_bad_input_is_refused_with_its_line_before_any_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     every = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
-    for bad, why in (
-        (
-            '{"instance_id": "..", "candidates": []}',
-            "'..' is not a bundled task with hidden_tests/",
-        ),
-        ("{not json", "not a task with an instance_id and candidates"),
-    ):
+    unlabelled = json.loads(every[1])
+    for c in unlabelled["candidates"]:
+        c.pop("resolved")
+    nope = {**unlabelled, "instance_id": "nope", "repo_path": str(tmp_path / "no-such-tree")}
+    cases = [
+        ("{not json", "invalid JSON", []),
+        ('{"instance_id": "x", "candidates": []}', "problem_statement: Field required", []),
+        (json.dumps({**unlabelled, "candidates": [{"id": "a", "patch": "", "resolved": "maybe"}]}),
+         "candidates[0].resolved: Input should be a valid boolean", []),
+        (json.dumps(nope), "repo_path '" + str(tmp_path / "no-such-tree") + "' is not a folder", []),
+        (json.dumps({**nope, "repo_path": unlabelled["repo_path"]}),
+         "'nope' is not a bundled task with hidden_tests/", ["--tests-from-hidden"]),
+    ]  # fmt: skip
+    for bad, why, extra in cases:
         tasks = tmp_path / "tasks.jsonl"
         tasks.write_text(every[0] + "\n" + bad + "\n")
-        argv = ["--tasks", str(tasks), "--out", str(tmp_path / "out"), "--tests-from-hidden"]
-        assert main(argv) == 2
+        assert main(["--tasks", str(tasks), "--out", str(tmp_path / "out"), *extra]) == 2
         err = capsys.readouterr().err
         assert f"{tasks}:2: " in err and why in err, err
+    # a task without labels counts in no figure; none labelled at all: nothing to compare
+    tasks.write_text(json.dumps(unlabelled) + "\n")
+    assert main(["--tasks", str(tasks), "--out", str(tmp_path / "out")]) == 2
+    assert "no candidate has a label" in capsys.readouterr().err
     assert not (tmp_path / "out" / "run").exists()  # refused before any run
+    assert main(["--tests", "x", "--tests-from-hidden", "--out", str(tmp_path / "o")]) == 2
 
 
 @needs_sandbox

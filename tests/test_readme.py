@@ -116,6 +116,7 @@ def test_every_option_in_the_readme_exists() -> None:
         "sanity",
         "view",
         "audit-items",
+        "compare",
         "build-env",
         "clean-containers",
     ):

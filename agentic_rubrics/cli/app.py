@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from agentic_rubrics.cli.audit_items import audit_items as _audit_items
+from agentic_rubrics.cli.compare import compare as _compare
 from agentic_rubrics.cli.docker import build_env as _build_env
 from agentic_rubrics.cli.docker import clean_containers as _clean_containers
 from agentic_rubrics.cli.envcheck import env_check as _env_check
@@ -368,6 +369,7 @@ app.command("sanity")(_sanity)
 app.command("export-sft")(_export_sft)
 app.command("view")(_view)
 app.command("audit-items")(_audit_items)
+app.command("compare")(_compare)
 app.command("env-check")(_env_check)
 app.command("build-env")(_build_env)
 app.command("clean-containers")(_clean_containers)

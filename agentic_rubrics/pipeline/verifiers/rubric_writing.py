@@ -89,10 +89,10 @@ async def _explore(
     )
     if written.tree is not None:
         status["repository"] = written.tree.record()
+    if written.turns is not None:  # ok or not: the comparison's cost table counts them
+        status["turns"] = written.turns
     if written.product is None:
         status.update(status="failed", reason=written.reason("explore_error"))
-        if written.turns is not None:
-            status["turns"] = written.turns
         errors = [s["validation"] for s in written.steps if s.get("validation")]
         if errors:
             status["last_validation_error"] = ctx.redact(errors[-1])
