@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from agentic_rubrics.types import Rubric
+
+
+T = TypeVar("T")
+
+
+def run_closing(coro: Coroutine[Any, Any, T], *doors: Any) -> T:
+    """``asyncio.run(coro)``, then each model door (an ``LLM``) closed in the same event loop, as a run
+    closes its context: litellm's connections of that loop are closed with it, not left open."""
+
+    async def go() -> T:
+        try:
+            return await coro
+        finally:
+            for door in doors:
+                await door.aclose()
+
+    return asyncio.run(go())
 
 
 def git(repo: Path, *args: str) -> str:
