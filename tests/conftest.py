@@ -12,6 +12,9 @@ import pytest
 
 from agentic_rubrics.types import Rubric
 
+# a ResourceWarning or unraisable exception in a process the tests start fails the test (and the run)
+pytest_plugins = ("tests.leak_guard",)
+
 
 T = TypeVar("T")
 
@@ -75,6 +78,7 @@ def git_repo(tmp_path: Path) -> Callable[[dict[str, bytes | str]], tuple[Path, C
 
 STAGE_OF_TEST: dict[str, str] = {
     "test_imports": "base",
+    "test_leak_guard": "base",
     "test_habits": "base",
     "test_package": "base",
     "test_rows": "base",
