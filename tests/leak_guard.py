@@ -7,8 +7,11 @@ server, a benchmark script) is out of pytest's reach: every such Python process 
 ``leak_guard_site/sitecustomize.py`` (put on their PYTHONPATH here), which appends each ResourceWarning
 and unraisable exception to a log of this pytest process, without changing what the process does. The
 test that was running when one was written fails at its teardown; at the end of the session the main
-process fails the run on anything any process wrote (a child that ended after its test did).
-Rerun with ``PYTHONTRACEMALLOC=20`` to see where the object was allocated.
+process fails the run on anything any process wrote (a child that ended after its test did). Under
+pytest-xdist (``make test``) a worker is such a process too, so what it still holds when it exits is
+checked; with ``-n 0`` the main process's own exit is not (an object it keeps to the end). A process
+started with an environment of its own (no PYTHONPATH or log) is out of reach. Rerun with
+``PYTHONTRACEMALLOC=20`` to see where the object was allocated.
 """
 
 from __future__ import annotations
