@@ -2,14 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from agentic_rubrics.types import Rubric
+
+# a ResourceWarning or unraisable exception in a process the tests start fails the test (and the run)
+pytest_plugins = ("tests.leak_guard",)
+
+
+T = TypeVar("T")
+
+
+def run_closing(coro: Coroutine[Any, Any, T], *doors: Any) -> T:
+    """``asyncio.run(coro)``, then each model door (an ``LLM``) closed in the same event loop, as a run
+    closes its context: litellm's connections of that loop are closed with it, not left open."""
+
+    async def go() -> T:
+        try:
+            return await coro
+        finally:
+            for door in doors:
+                await door.aclose()
+
+    return asyncio.run(go())
 
 
 def git(repo: Path, *args: str) -> str:
@@ -57,6 +78,7 @@ def git_repo(tmp_path: Path) -> Callable[[dict[str, bytes | str]], tuple[Path, C
 
 STAGE_OF_TEST: dict[str, str] = {
     "test_imports": "base",
+    "test_leak_guard": "base",
     "test_habits": "base",
     "test_package": "base",
     "test_rows": "base",

@@ -17,7 +17,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -41,13 +40,12 @@ def main(argv: list[str]) -> int:
         network = argv[argv.index("--network") + 1]
         port, token = argv[argv.index("--port") + 1], argv[argv.index("--auth-token") + 1]
         exe = os.environ["FAKE_DOCKER_SWEREX"]
-        proc = subprocess.Popen(
-            [exe, "--host", "127.0.0.1", "--port", port, "--auth-token", token],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        _state(name).write_text(json.dumps({"pid": proc.pid, "network": network}))
+        # a daemon that outlives this command, as a container does: spawned, not a Popen this
+        # process would have to wait for
+        quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_WRONLY, 0) for fd in (1, 2)]
+        argv = [exe, "--host", "127.0.0.1", "--port", port, "--auth-token", token]
+        pid = os.posix_spawn(exe, argv, os.environ, file_actions=quiet, setsid=True)
+        _state(name).write_text(json.dumps({"pid": pid, "network": network}))
         print("0" * 64)
         return 0
     if command == "run":  # the network cut: run --rm ... --network container:NAME ...

@@ -9,7 +9,6 @@ temperature; the conversation grew until a 32k model refused it (``context_windo
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -34,6 +33,7 @@ from agentic_rubrics.testing import (
 )
 from agentic_rubrics.types import Task
 
+from .conftest import run_closing
 from .test_model_matrix import VLLM
 from .test_sandbox_bwrap import require_bwrap
 
@@ -54,7 +54,7 @@ def explore(
             except ExplorationFailed as failed:
                 return failed, failed.steps
 
-    return asyncio.run(go())
+    return run_closing(go(), agent.llm)
 
 
 def agent(model: str, url: str | None = None, **settings: Any) -> AgentExplorer:
@@ -261,13 +261,13 @@ def test_the_fake_agent_explores_in_the_isolated_sandbox() -> None:
 
     model = register_script("local/fake-agent-text", fake_model())
 
+    llm = LLM(LLMConfig(model=model))
+
     async def go() -> Result:
         async with BubblewrapSandbox(EXAMPLE.repo_dir) as sb:
-            return await AgentExplorer(LLM(LLMConfig(model=model))).explore(
-                EXAMPLE.task.public(), sb
-            )
+            return await AgentExplorer(llm).explore(EXAMPLE.task.public(), sb)
 
-    rubric, steps = asyncio.run(go())
+    rubric, steps = run_closing(go(), llm)
     assert [s["tool"] for s in steps] == ["bash", "search", "view", "bash", "validate", "submit"]
     fc1 = rubric.item("FC1")
     assert fc1.check.name == "touches_symbol" and fc1.check.path == "pagewise/windows.py"

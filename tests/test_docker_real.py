@@ -259,13 +259,13 @@ def _exists(name: str) -> bool:
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_an_interrupted_run_leaves_nothing(env_image: str, tmp_path: Path, how: str) -> None:
     proc, name = _holder(tmp_path)
-    try:
-        assert name and _exists(name)
-        proc.send_signal(getattr(signal, how))
-        proc.wait(timeout=60)
-    finally:
-        proc.kill()
-        proc.wait()
+    with proc:  # its pipe closed and the process reaped, whatever happens
+        try:
+            assert name and _exists(name)
+            proc.send_signal(getattr(signal, how))
+            proc.wait(timeout=60)
+        finally:
+            proc.kill()
     if (
         how == "SIGKILL"
     ):  # nothing ran in the process: the next run, or clean-containers, removes it

@@ -19,7 +19,7 @@ from agentic_rubrics.protocols import Completion
 from agentic_rubrics.rank.classifier import PatchClassifier, yes_probability
 from agentic_rubrics.testing import LoopbackServer, Reply, requested_ids
 
-from .conftest import item, rubric
+from .conftest import item, rubric, run_closing
 
 RUBRIC = rubric(
     file_change=[item("FC1", 3, {"touches": "core.py"})],
@@ -139,7 +139,7 @@ def test_logprobs_null_or_absurd_fall_back_to_the_written_answer(logprob: Any) -
     ]
     with LoopbackServer(lambda b, n: Reply(content="YES 0.75", logprobs=lp)) as srv:
         llm = llm_for(srv)
-        p = asyncio.run(PatchClassifier(llm).score("x should be 2", PATCH, task="t"))
+        p = run_closing(PatchClassifier(llm).score("x should be 2", PATCH, task="t"), llm)
     assert p == 0.75
 
 

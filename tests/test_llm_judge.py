@@ -10,7 +10,9 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,7 +23,7 @@ from agentic_rubrics.prompts import fence
 from agentic_rubrics.protocols import Completion
 from agentic_rubrics.testing import LoopbackServer, Reply, judge_answer, requested_ids
 
-from .conftest import item, rubric
+from .conftest import item, rubric, run_closing
 
 RUBRIC = rubric(
     file_change=[item("FC1", 3, {"touches": "core.py"})],
@@ -47,7 +49,7 @@ def judge_for(server: LoopbackServer, **judge_cfg: Any) -> LLMJudge:
 
 
 def outcome(judge: LLMJudge, patch: str = PATCH, repeat: int = 0) -> Outcome:
-    verdicts = asyncio.run(
+    verdicts = run_closing(
         judge.judge(
             instance_id="t",
             issue="x should be 2",
@@ -55,7 +57,8 @@ def outcome(judge: LLMJudge, patch: str = PATCH, repeat: int = 0) -> Outcome:
             candidate_id="c",
             patch=patch,
             repeat=repeat,
-        )
+        ),
+        judge.llm,
     )
     assert [v.item_id for v in verdicts] == ["FC1", "SA1", "SA2", "RT1"]
     return {v.item_id: (v.origin, v.value, v.reason) for v in verdicts}
@@ -99,9 +102,8 @@ def test_rate_limit_with_retry_after_then_success() -> None:
 
     with LoopbackServer(script) as srv:
         judge = judge_for(srv)
-        asyncio.run(
-            judge.llm.complete([{"role": "user", "content": "warm up"}])
-        )  # import litellm first
+        warm_up = [{"role": "user", "content": "warm up"}]
+        run_closing(judge.llm.complete(warm_up), judge.llm)  # import litellm first
         srv.requests.clear()
         started = time.monotonic()
         got = outcome(judge)
@@ -295,7 +297,7 @@ def test_placeholder_key_for_a_local_server(monkeypatch: pytest.MonkeyPatch) -> 
     with LoopbackServer(judge_answer(1)) as srv:
         config = LLMConfig(model="openai/judge-under-test", api_base=srv.url)
         llm = LLM(config, api_key="user-given-key")
-        asyncio.run(llm.complete([{"role": "user", "content": "hi"}]))
+        run_closing(llm.complete([{"role": "user", "content": "hi"}]), llm)
         assert srv.headers[0]["authorization"] == "Bearer user-given-key"
 
 
@@ -320,5 +322,36 @@ def test_scripted_local_provider_goes_through_the_same_door() -> None:
     got = outcome(judge)
     assert all(got[i] == ("judged", 1, None) for i in ASKED)
     assert len(scripted_calls(model)) == 1
-    usage = asyncio.run(judge.llm.complete([{"role": "user", "content": "x"}])).usage
+    usage = run_closing(judge.llm.complete([{"role": "user", "content": "x"}]), judge.llm).usage
     assert usage.cost_usd == 0.0  # registered with a zero price: known, not unknown
+
+
+def _established_to(port: int) -> int:
+    """Open TCP connections to ``port`` on this machine (client ends: their remote port is it)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[2].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                count += 1
+    return count
+
+
+def test_a_closed_door_leaves_no_connection_of_its_loop_open() -> None:
+    """litellm keeps a client per event loop, its connections open after the loop ends; the door's
+    aclose closes the ones of its loop (a run leaves no socket behind)."""
+    with LoopbackServer(judge_answer(1)) as srv:
+        port = int(urlsplit(srv.url).port or 0)
+
+        async def go() -> int:
+            llm = LLM(LLMConfig(model="openai/judge-under-test", api_base=srv.url))
+            await llm.complete([{"role": "user", "content": "hi"}])
+            during = _established_to(port)
+            await llm.aclose()
+            return during
+
+        assert asyncio.run(go()) >= 1  # kept alive for the next call while the loop ran
+        deadline = time.monotonic() + 10
+        while _established_to(port) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert _established_to(port) == 0

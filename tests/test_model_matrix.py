@@ -9,7 +9,6 @@ tokens.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -27,7 +26,7 @@ from agentic_rubrics.testing import (
     requested_ids,
 )
 
-from .conftest import item, rubric
+from .conftest import item, rubric, run_closing
 
 RUBRIC = rubric(
     file_change=[item("FC1", 3, {"touches": "core.py"})],
@@ -53,16 +52,18 @@ def config(model: str, url: str, **settings: Any) -> LLMConfig:
 
 def judged(cfg: LLMConfig) -> dict[str, tuple[str, int | None]]:
     judge = LLMJudge(LLM(cfg), JudgeConfig(kind="llm", model=cfg))
-    verdicts = asyncio.run(
+    verdicts = run_closing(
         judge.judge(
             instance_id="t", issue=ISSUE, rubric=RUBRIC, candidate_id="c", patch=PATCH, repeat=0
-        )
+        ),
+        judge.llm,
     )
     return {v.item_id: (v.origin, v.value) for v in verdicts}
 
 
 def classified(cfg: LLMConfig) -> float | None:
-    return asyncio.run(PatchClassifier(LLM(cfg)).score(ISSUE, PATCH, task="t"))
+    llm = LLM(cfg)
+    return run_closing(PatchClassifier(llm).score(ISSUE, PATCH, task="t"), llm)
 
 
 def sent(body: dict[str, Any]) -> dict[str, Any]:

@@ -98,9 +98,8 @@ def test_one_process_writes_a_run_folder_at_a_time(tmp_path: Path) -> None:
     assert len(rows(out / "verdicts.jsonl")) == 3 * 4 * 4  # tasks x candidates x items, once
     assert len(rows(out / "progress.jsonl")) == 3
     # a process killed while holding the lock leaves nothing that blocks the next one
-    killed = hold(tasks, tmp_path / "k", config)
-    killed.kill()
-    killed.wait()
+    with hold(tasks, tmp_path / "k", config) as killed:  # its pipes closed, it reaped
+        killed.kill()
     assert json.loads((tmp_path / "k" / ".lock").read_text())["pid"] == killed.pid
     resumed = runner.invoke(app, ["judge", *args[:2], "--out", str(tmp_path / "k"), *args[4:]])
     assert resumed.exit_code == 0, resumed.output

@@ -40,10 +40,11 @@ ip route add default via 172.17.0.1 dev eth0
 ip -6 route add default via fd00:77::1 dev eth0
 "$PY" -c '
 import socket
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", 8000)); s.listen(1)
-print("listening", flush=True)
-c, peer = s.accept(); c.sendall(("alive, seen from %s" % peer[0]).encode()); c.close()
+with socket.socket() as s:
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("0.0.0.0", 8000)); s.listen(1)
+    print("listening", flush=True)
+    c, peer = s.accept(); c.sendall(("alive, seen from %s" % peer[0]).encode()); c.close()
 ' > server.out &
 server=$!
 for _ in $(seq 50); do grep -q listening server.out && break; sleep 0.1; done
@@ -52,22 +53,23 @@ echo "CUT $("$PY" -c "$NETCUT")"
 echo "LEFT $(ip -o route; ip -o -6 route)"
 nsenter -t $host -n "$PY" -c '
 import socket
-c = socket.create_connection(("172.17.0.2", 8000), timeout=10); print("HOST", c.recv(100).decode())'
+with socket.create_connection(("172.17.0.2", 8000), timeout=10) as c:
+    print("HOST", c.recv(100).decode())'
 wait $server
 "$PY" -c '
 import errno, socket
 for family, address in [(socket.AF_INET, "8.8.8.8"), (socket.AF_INET, "172.17.0.3"),
                         (socket.AF_INET6, "fd00:77::5"), (socket.AF_INET6, "2001:db8::1")]:
-    s = socket.socket(family, socket.SOCK_DGRAM)
+    with socket.socket(family, socket.SOCK_DGRAM) as s:
+        try:
+            s.connect((address, 53)); print("ROUTE", address, "routable")
+        except OSError as exc:
+            print("ROUTE", address, errno.errorcode[exc.errno])
+with socket.socket() as s:
     try:
-        s.connect((address, 53)); print("ROUTE", address, "routable")
+        s.connect(("172.17.0.1", 9))
     except OSError as exc:
-        print("ROUTE", address, errno.errorcode[exc.errno])
-s = socket.socket()
-try:
-    s.connect(("172.17.0.1", 9))
-except OSError as exc:
-    print("GATEWAY", errno.errorcode[exc.errno])
+        print("GATEWAY", errno.errorcode[exc.errno])
 '
 """
 

@@ -54,21 +54,24 @@ print(json.dumps(report["rubrics"]["failed"]))
 
 # an unguarded script whose auto policy decides to start litellm workers
 AUTO_UNGUARDED = """
-import time
+import asyncio, time
 from agentic_rubrics.llm.pool_auto import AutoPool
 
 auto = AutoPool(8, cpus=2, min_calls=2, every=1, saturation=0.0)
 for _ in range(3):
     auto.record(0.5)
 assert auto.pool is not None
-deadline = time.monotonic() + 20
-while time.monotonic() < deadline:
-    if auto.ready_pool() is not None:
-        print("a worker started")
-        break
-    time.sleep(0.1)
-else:
-    print("no worker started: calls went on in this process")
+try:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if auto.ready_pool() is not None:
+            print("a worker started")
+            break
+        time.sleep(0.1)
+    else:
+        print("no worker started: calls went on in this process")
+finally:  # as a run's model door does: the pool's pipes closed, whatever happened
+    asyncio.run(auto.pool.close())
 """
 
 

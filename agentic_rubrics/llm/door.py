@@ -30,6 +30,7 @@ from pydantic import SecretStr
 from agentic_rubrics.exceptions import WorkerStartError
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
 from agentic_rubrics.llm.cache import ResponseCache
+from agentic_rubrics.llm.clients import close_loop_clients
 from agentic_rubrics.llm.config import LLMConfig, ReasoningEffort, llm_slot_key
 from agentic_rubrics.llm.errors import CallFailed, PhaseGuard, classify, retrying
 from agentic_rubrics.llm.params import import_litellm
@@ -366,7 +367,8 @@ class LLM:
         return redact_completion(completion, self.redactor)
 
     async def aclose(self) -> None:
-        """Stop worker processes, if any, and close the cache segment."""
+        """Stop worker processes, if any, close the cache segment, and close litellm's connections
+        of this event loop (call it from the loop that made the calls, before it ends)."""
         if self.cache is not None:
             self.cache.close()
         if self._pool is not None:
@@ -375,3 +377,4 @@ class LLM:
         if self._auto and self._auto.pool is not None:
             await self._auto.pool.close()
             self._auto.pool = None
+        await close_loop_clients()

@@ -16,6 +16,7 @@ STOP = b""
 
 
 def worker_main(conn: Connection) -> None:  # pragma: no cover - runs in a child process
+    from agentic_rubrics.llm.clients import close_loop_clients
     from agentic_rubrics.llm.errors import classify
     from agentic_rubrics.llm.params import import_litellm
     from agentic_rubrics.llm.reply import to_completion
@@ -76,6 +77,9 @@ def worker_main(conn: Connection) -> None:  # pragma: no cover - runs in a child
 
     threading.Thread(target=reader, daemon=True).start()
     loop.run_forever()
+    # as asyncio.run ends: litellm's connections of this loop closed with it, then the loop
+    loop.run_until_complete(close_loop_clients())
+    loop.close()
 
 
 def _spawn(loop: asyncio.AbstractEventLoop, coro: Any) -> None:  # pragma: no cover - in a worker

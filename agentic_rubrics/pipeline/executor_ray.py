@@ -149,5 +149,9 @@ class RayExecutor:
             )
             return state
         finally:
+            # ended here, not left to Ray's collection of the handle: an async actor ended that way
+            # exits without closing its event loop (a ResourceWarning in the worker, on a cluster
+            # that outlives the run)
+            self.ray.kill(self.limits)
             if self.started_here:
                 self.ray.shutdown()

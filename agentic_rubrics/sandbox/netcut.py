@@ -75,6 +75,12 @@ class Netlink:
         self.sock.bind((0, 0))
         self.seq = 0
 
+    def __enter__(self) -> Netlink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+
     def request(self, kind: int, flags: int, payload: bytes) -> list[bytes]:
         """Send one request; return the bodies of its replies (raises OSError on a kernel error)."""
         self.seq += 1
@@ -155,7 +161,11 @@ def routable(address: str) -> bool:
 
 def cut() -> dict[str, object]:
     """Delete every non-local route, add the gateway host routes back, and check the result."""
-    link = Netlink()
+    with Netlink() as link:  # closed also when the cut fails
+        return _cut(link)
+
+
+def _cut(link: Netlink) -> dict[str, object]:
     before = link.routes()
     keep = gateways(before)
     if not keep:
