@@ -16,9 +16,10 @@ from agentic_rubrics.pipeline.verifiers.rubric_judging import judge_task
 from agentic_rubrics.rank.scoring import TIER_EMPTY_PATCH, score_candidate
 from agentic_rubrics.rank.selectors import get_selector
 from agentic_rubrics.rank.selectors.guard import fixes_nothing, guarded
-from agentic_rubrics.rubric.behaviour import diff_behaviour, guard_of, tree_behaviour
+from agentic_rubrics.rubric.behaviour import diff_behaviour, tree_behaviour
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, decide
 from agentic_rubrics.rubric.file import parse_rubric
+from agentic_rubrics.rubric.guard import guard_of
 from agentic_rubrics.rubric.postimage import analyze_patch
 from agentic_rubrics.rubric.postimage.behaviour import compare, fingerprints
 from agentic_rubrics.types import Candidate, Check, Rubric, Task, Verdict

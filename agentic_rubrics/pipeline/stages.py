@@ -22,8 +22,8 @@ from agentic_rubrics.pipeline.verifiers.rubric_judging import generator_warning
 from agentic_rubrics.pipeline.verifiers.run import verify_task
 from agentic_rubrics.rank.selectors import FeatureInput, compute_features
 from agentic_rubrics.rank.selectors.guard import GUARD
-from agentic_rubrics.rubric.behaviour import guard_of
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses
+from agentic_rubrics.rubric.guard import guard_of
 from agentic_rubrics.runfolder.records import ArtifactRecord, TaskRecord
 from agentic_rubrics.runfolder.retry import RetryPlan, merge_costs
 from agentic_rubrics.runfolder.rows import ProgressRow

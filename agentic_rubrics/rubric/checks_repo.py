@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentic_rubrics.exceptions import RepoError
+from agentic_rubrics.rubric.behaviour import program_file, tree_behaviour
 from agentic_rubrics.types import Check, Rubric, Task, Verdict
 
 if TYPE_CHECKING:  # pyflakes and the analysis load only when a repository-aware item is decided
@@ -240,8 +241,6 @@ def decide(check: Check, result: PostimageResult) -> RepoOutcome:
 
 def _changes_behaviour(result: PostimageResult, check: Check) -> RepoOutcome:
     """``true``: a program file in scope behaves differently; a function list: one of them does."""
-    from agentic_rubrics.rubric.behaviour import program_file, tree_behaviour
-
     name = "changes_behaviour"
     if check.arg is True:
         scoped = result.model_copy(

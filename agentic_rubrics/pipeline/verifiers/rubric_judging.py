@@ -18,9 +18,9 @@ from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.verifiers import Graded, TaskScope
 from agentic_rubrics.protocols import Judge
 from agentic_rubrics.reasons import FUNCTIONAL_AXES, NO_BEHAVIOUR_CHANGE, TAMPERS_WITH_TESTS
-from agentic_rubrics.rubric.behaviour import Guard, guard_of
 from agentic_rubrics.rubric.checks_repo import RepoAnalyses, repo_analyses
 from agentic_rubrics.rubric.grounding import repository_source
+from agentic_rubrics.rubric.guard import Guard, guard_of
 from agentic_rubrics.runfolder.digests import rows_digest
 from agentic_rubrics.runfolder.retry import merge_rows
 from agentic_rubrics.runfolder.rows import RubricStatus, RubricSummary
