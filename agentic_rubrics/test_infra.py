@@ -283,11 +283,13 @@ def _content_kinds(
 
 
 def _program_module(path: str) -> bool:
-    """A module of the program under test: not a test file and not the test framework's own source
-    (pytest's repository imports ``_pytest`` everywhere: that is its product)."""
+    """A module of a package under test: not a test file, not a script at the tree's root (nothing
+    imports an agent's ``reproduce.py`` unless a conftest or a plugin setting does, each flagged on
+    its own) and not the test framework's own source (pytest's repository imports ``_pytest``
+    everywhere: that is its product)."""
     parts = path.split("/")
     own = parts[1:2] if parts[0] == "src" else parts[:1]
-    return not is_test_path(path) and not any(p in _FRAMEWORK for p in own)
+    return len(parts) > 1 and not is_test_path(path) and not any(p in _FRAMEWORK for p in own)
 
 
 def infra_changes(

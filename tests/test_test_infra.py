@@ -209,5 +209,6 @@ def test_program_code_that_imports_the_test_framework_is_held_not_reverted() -> 
         ("tests/test_pkg.py", "import pytest"),  # a test
         ("src/_pytest/runner.py", "import _pytest.main"),  # pytest's own source: the product
         ("pluggy/_hooks.py", "import pluggy"),
+        ("reproduce_bug.py", "import pytest"),  # an agent's script at the root: nothing imports it
     ):
         assert _pairs(_edit(path, 1, ["x = 1"], [line])) == set(), (path, line)
