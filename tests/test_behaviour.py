@@ -142,6 +142,14 @@ def test_the_diff_alone_proves_only_comments_blank_lines_pass_and_layout() -> No
     # the same line moved out of its block (a resolved SWE-bench fix did exactly this)
     moved = _diff("pkg/m.py", ["        notify()"], ["    # always notify", "    notify()"])
     assert diff_behaviour(moved) is True
+    # the same lines in another order: a resolved SWE-bench fix (django-16116) moved an early exit
+    # before the writes, which the added and removed lines alone read as no change
+    reordered = (
+        "diff --git a/pkg/m.py b/pkg/m.py\n--- a/pkg/m.py\n+++ b/pkg/m.py\n"
+        "@@ -1,4 +1,4 @@\n def f():\n+    if check:\n+        exit(1)\n     write()\n"
+        "-    if check:\n-        exit(1)\n"
+    )
+    assert diff_behaviour(reordered) is True
     # a string may be a docstring or an argument: the diff cannot tell, so it counts
     assert diff_behaviour(_diff("pkg/m.py", [], ['    "fixed the bug"'])) is True
     assert diff_behaviour(_diff("tests/test_m.py", [], ["    assert False"])) is False

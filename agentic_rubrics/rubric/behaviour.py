@@ -8,10 +8,11 @@ The answer is ``True`` (some program file behaves differently), ``False`` (prove
 ``None`` (not decided: a file that does not parse or was not read, a data or configuration file whose
 readers are unknown, a patch that did not apply). Only a proven ``False`` is ever acted on.
 
-Without a tree, the diff is read hunk by hunk as ``git apply`` reads it: a Python file whose removed and
-added lines hold the same tokens once comments, blank lines and bare ``pass`` lines are dropped is
-unchanged; anything else in a program file is a change (a string token may be a docstring or an
-argument: the diff alone cannot tell, so it counts).
+Without a tree, the diff is read hunk by hunk as ``git apply`` reads it: a Python file each of whose
+hunks holds the same tokens on its old side as on its new side (context lines included, in order, each
+line's indentation with it) once comments, blank lines and bare ``pass`` lines are dropped is
+unchanged; anything else in a program file is a change: a statement moved before another, or a
+string token (a docstring or an argument: the diff alone cannot tell, so it counts).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import tokenize
 from typing import TYPE_CHECKING
 
 from agentic_rubrics.exceptions import PatchParseError
-from agentic_rubrics.patch import is_doc_path, is_test_path, parse_patch
+from agentic_rubrics.patch import Hunk, is_doc_path, is_test_path, parse_patch
 
 if TYPE_CHECKING:
     from agentic_rubrics.rubric.postimage import PostimageResult
@@ -95,6 +96,12 @@ def diff_behaviour(patch: str) -> bool | None:
             if f.is_rename or _tokens(list(f.added) + list(f.removed)):
                 return True
             continue
-        if _tokens(list(f.removed)) != _tokens(list(f.added)):
+        if any(_tokens(_side(h, "-")) != _tokens(_side(h, "+")) for h in f.hunks):
             return True
     return None if undecided else False
+
+
+def _side(hunk: Hunk, kind: str) -> list[str]:
+    """One side of a hunk in its order, context included: the same lines in another order (a
+    statement moved before another) are another program, which added and removed lines alone hide."""
+    return [ln.text for ln in hunk.lines if ln.kind in (" ", kind)]
