@@ -168,6 +168,11 @@ def test_without_a_tree_comments_and_layout_inside_a_line_do_not_split_a_group()
     tests += "test_m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
     found = consensus_record({"one": one, "two": two + tests}, {}, {})
     assert found["groups"] == 1 and found["basis"] == {"diff": 2}  # tests are not the program
+    # a '#' inside a string is not a comment: that change is a change
+    hashed = head + "-    return x\n+    return x  # '#'\n"
+    assert signature(hashed, None).tier is None
+    quoted = head + "-    return 'a'\n+    return 'a#b'  # comment\n"
+    assert signature(quoted, None).lines == ("m.py:-4|return 'a'", "m.py:+4|return 'a#b'")
 
 
 def test_the_selector_reads_the_judge_s_analyses_and_stores_no_code(git_repo: MakeRepo) -> None:

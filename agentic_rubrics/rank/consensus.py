@@ -12,7 +12,8 @@ is what its change does to the program:
    dropped (token by token). Each line is tagged with its file (and, from the tree, its definition).
 2. **Who votes.** A candidate that changes no behaviour — an empty patch, one the post-image analysis
    proves changes nothing (:func:`agentic_rubrics.rubric.behaviour.tree_behaviour`), or, without a
-   tree, one whose diff changes nothing (:func:`~agentic_rubrics.rubric.behaviour.diff_behaviour`) —
+   tree, one whose diff changes nothing (the rule of
+   :func:`~agentic_rubrics.rubric.behaviour.diff_behaviour`, on the tokens below) —
    neither votes nor can be picked (``None``). A candidate that did not apply to the tree votes, but
    ranks below every one that applied (the harness cannot run it either).
 3. **Groups and graded similarity.** Candidates with the same multiset of signature lines form one
@@ -31,8 +32,7 @@ its normal forms are written out once more), and one multiset intersection per p
 
 from __future__ import annotations
 
-import io
-import tokenize
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,18 +40,11 @@ from typing import Any
 
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import ChangedFile, is_empty_patch, parse_patch
-from agentic_rubrics.rubric.behaviour import diff_behaviour, program_file
+from agentic_rubrics.rubric.behaviour import program_file
 
-_SKIP = frozenset(
-    {
-        tokenize.COMMENT,
-        tokenize.NL,
-        tokenize.NEWLINE,
-        tokenize.INDENT,
-        tokenize.DEDENT,
-        tokenize.ENDMARKER,
-    }
-)
+_TOKEN = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#.*|\w+|\S""")
+"""A line's tokens: a one-line string literal (with its prefix), a comment, a word or number, any other
+character; linear (no nested repetition)."""
 MAX_SIGNATURE_LINES = 10_000
 """Signature lines kept per candidate (the first ones), as self-consistency caps changed lines."""
 
@@ -69,25 +62,33 @@ class Signature:
 
 
 def _line_text(line: str) -> str | None:
-    """A diff line's tokens, comments and layout inside the line dropped (``None``: nothing left, or
-    a bare ``pass``); a line that does not tokenize alone is kept whole, stripped."""
-    try:
-        toks = [
-            t.string
-            for t in tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline)
-            if t.type not in _SKIP
-        ]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        toks = [line.strip()]
-    if not toks or toks == ["pass"] or toks == [""]:
+    """A diff line's tokens, its comment and the layout inside the line dropped (``None``: nothing
+    left, or a bare ``pass``), after its indentation (nesting is behaviour). The tokens come from
+    one linear regular expression (:data:`_TOKEN`), not ``tokenize``: a diff line is read alone."""
+    toks = [t for t in _TOKEN.findall(line) if not t.startswith("#")]
+    if not toks or toks == ["pass"]:
         return None
-    indent = len(line) - len(line.lstrip())
-    return f"{indent}|{' '.join(toks)}"
+    return f"{len(line) - len(line.lstrip())}|{' '.join(toks)}"
 
 
-def _diff_lines(f: ChangedFile) -> list[str]:
-    out = [f"{f.path}:-{t}" for t in map(_line_text, f.removed) if t is not None]
-    return out + [f"{f.path}:+{t}" for t in map(_line_text, f.added) if t is not None]
+def _file_texts(f: ChangedFile) -> tuple[list[str], list[str]]:
+    return (
+        [t for t in map(_line_text, f.removed) if t is not None],
+        [t for t in map(_line_text, f.added) if t is not None],
+    )
+
+
+def _changes(files: list[ChangedFile], texts: list[tuple[list[str], list[str]]]) -> bool | None:
+    """From the diff alone, as :func:`agentic_rubrics.rubric.behaviour.diff_behaviour` decides it (on
+    these tokens): ``False`` only when every program file is Python and its removed and added lines
+    hold the same tokens, or none."""
+    undecided = False
+    for f, (removed, added) in zip(files, texts, strict=True):
+        if not all(p.endswith(".py") for p in f.paths):
+            undecided = True
+        elif f.is_rename or removed != added:
+            return True
+    return None if undecided else False
 
 
 def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
@@ -99,23 +100,23 @@ def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
         files = [f for f in parse_patch(patch).files if any(program_file(p) for p in f.paths)]
     except PatchParseError:
         return Signature(0 if row is not None else None)
-    if row is None and diff_behaviour(patch) is False:
+    applied = row is not None and bool(row.get("applied"))
+    if applied and row is not None and row.get("behaviour") is False:
         return Signature(None)
-    if row is not None and row.get("applied") and row.get("behaviour") is False:
+    delta: Mapping[str, list[str] | None] = (row or {}).get("delta") or {} if applied else {}
+    texts = [_file_texts(f) if delta.get(f.path) is None else ([], []) for f in files]
+    if row is None and _changes(files, texts) is False:
         return Signature(None)
-    delta: Mapping[str, list[str] | None] = (row or {}).get("delta") or {}
     lines: list[str] = []
-    normalised = 0
-    for f in files:
-        found = delta.get(f.path) if row is not None and row.get("applied") else None
+    for f, (removed, added) in zip(files, texts, strict=True):
+        found = delta.get(f.path)
         if found is not None:
-            normalised += 1
             lines += [f"{f.path}:{t}" for t in found]
         else:
-            lines += _diff_lines(f)
+            lines += [f"{f.path}:-{t}" for t in removed] + [f"{f.path}:+{t}" for t in added]
+    normalised = sum(1 for f in files if delta.get(f.path) is not None)
     basis = "tree" if normalised == len(files) and files else "mixed" if normalised else "diff"
-    tier = 0 if row is not None and not row.get("applied") else 1
-    return Signature(tier, tuple(lines[:MAX_SIGNATURE_LINES]), basis)
+    return Signature(1 if row is None or applied else 0, tuple(lines[:MAX_SIGNATURE_LINES]), basis)
 
 
 def dice(a: Counter[str], b: Counter[str]) -> float:
