@@ -39,7 +39,7 @@ from typing import Any
 
 from choose_methods import METHODS
 from content_features import post_rows
-from content_rerank import build, family, slice_pools
+from content_rerank import MIN_SLICE_POOLS, build, slice_families, slice_pools
 from default_ranking import DEFAULT
 
 from agentic_rubrics.datasets.repos import RepoCache
@@ -52,8 +52,6 @@ from agentic_rubrics.report.build import load_results
 from agentic_rubrics.runfolder.folder import RunFolder
 
 K = 16
-MIN_SLICE_POOLS = 20
-"""A single-generator slice is reported (and held to the rule) in a file with at least this many pools."""
 BASELINE = "self_consistency"
 SELECTOR_OF = {
     "self_consistency": "self_consistency",
@@ -64,6 +62,7 @@ SELECTOR_OF = {
     "fusion_sc_rubric": "fusion:self_consistency+rubric",
     "rrf_sc_rubric": "rrf:self_consistency+rubric",
     "fusion_fitted": "fit",
+    "behaviour_consensus": "behaviour_consensus",
 }
 """The library's name for what each method measures (``fit``: the procedure of ``agentic-rubrics fit``)."""
 
@@ -99,13 +98,8 @@ def load_file(data: Path, work: Path, repo_url: str, repo_cache: Path | None) ->
 
 def slices(insts: list, problems: dict[str, str], least: int) -> dict[str, list]:
     """Per source family with at least ``least`` pools of two or more candidates, its slice."""
-    counts: dict[str, int] = {}
-    for i in insts:
-        fams = [family(s) for s in i.sources.values()]
-        for f in set(fams):
-            counts[f] = counts.get(f, 0) + (fams.count(f) >= 2)
     return {
-        f: slice_pools(insts, f, problems) for f, n in sorted(counts.items()) if n >= max(least, 1)
+        f: slice_pools(insts, f, problems) for f in sorted(slice_families(insts, max(least, 1)))
     }
 
 
@@ -286,6 +280,7 @@ def evidence(results: dict[str, Any]) -> dict[str, Any]:
         "command": results["command"],
         "data": results["data"],
         "default": decision["default"],
+        "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "why": f"{decision['default']} passed the rule: a paired interval above zero on both files"
         " (family-wise 95%) and no single-generator slice below self-consistency"
         if passed

@@ -162,6 +162,13 @@ METHODS = [
         fixed(lambda p: library_ranking("rrf:self_consistency+rubric", p)),
     ),
     Method(
+        "behaviour_consensus",
+        True,
+        "behaviour_consensus: the largest weighted group of candidates whose changes do the same"
+        " thing (normal forms; nothing fitted)",
+        fixed(lambda p: library_ranking("behaviour_consensus", p)),
+    ),
+    Method(
         "offline_content_refit",
         True,
         "offline_content's features and fit (single-generator pools), C chosen in inner folds",

@@ -57,7 +57,8 @@ def post_rows(
         for line in rows_file.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                done[r["key"]] = r
+                if "delta" in r:  # a row from before behaviour_consensus is analysed again
+                    done[r["key"]] = r
     missing: dict[str, str] = {}
     trees: dict[str, Path] = {}
     started = time.monotonic()

@@ -47,7 +47,13 @@ from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.types import Candidate, Task
 
 ALL_FEATURES = tuple(dict.fromkeys((*CONTENT_FEATURES, *OFFLINE_FEATURES)))
-FAMILIES = ("autocoderover-2024", "swe-agent-gpt4-2024")
+FIT_FAMILIES = ("autocoderover-2024", "swe-agent-gpt4-2024")
+"""The families whose single-generator pools the shipped ``offline_content`` weights were fitted on
+(Lite's two with slices then): the fit is kept as shipped, the measured slices come from the data."""
+MIN_SLICE_POOLS = 15
+"""A source family gets a single-generator slice (in the study's results and in ``choose_default.py``'s
+rule) when the file holds at least this many of its pools (instances with two or more of its
+candidates)."""
 
 
 def family(source: str | None) -> str:
@@ -337,6 +343,16 @@ def _issue_only_s(
                              empty_patch=is_empty_patch(inst.patches[c]))  # fmt: skip
         s[c], rank[c] = sc.score, sc.rank_value
     return s, rank
+
+
+def slice_families(insts: list[Inst], least: int = MIN_SLICE_POOLS) -> dict[str, int]:
+    """Each source family with at least ``least`` single-generator pools in ``insts`` (an instance
+    with two or more of its candidates), and how many, largest first."""
+    counts: Counter[str] = Counter()
+    for i in insts:
+        fams = Counter(family(s) for s in i.sources.values())
+        counts.update(f for f, n in fams.items() if n >= 2)
+    return {f: n for f, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if n >= least}
 
 
 def slice_pools(insts: list[Inst], fam: str, problems: dict[str, str]) -> list[Inst]:

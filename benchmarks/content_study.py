@@ -14,7 +14,7 @@ from typing import Any
 from content_features import post_rows
 from content_fit import content_weights, loro_weights, provenance
 from content_rerank import (
-    FAMILIES,
+    FIT_FAMILIES,
     Inst,
     ablation,
     apply_model,
@@ -23,9 +23,10 @@ from content_rerank import (
     loro_models,
     predictability,
     rankings,
+    slice_families,
     slice_pools,
 )
-from default_ranking import default_ranking
+from default_ranking import default_provenance, default_ranking, library_ranking
 
 from agentic_rubrics.datasets.repos import RepoCache
 from agentic_rubrics.datasets.repos_config import RepoConfig
@@ -39,6 +40,7 @@ MAIN = (
     "default",
     "random",
     "self_consistency",
+    "behaviour_consensus",
     "static_rubric",
     "best_system_prior",
     "offline",
@@ -86,6 +88,7 @@ def content_results(
         "without": sum(1 for i in insts if not i.has_repo),
         "without_by_reason": dict(sorted(_count(missing.values()).items())),
     }
+    out["default_provenance"] = default_provenance()
     out["timings"] = {**timings, "study_s": round(time.monotonic() - started, 1)}
     return out
 
@@ -100,14 +103,21 @@ def study(
     """Every method on the full pools and on the single-generator slices, and the content weights
     fitted on the slices (``shipped_weights``: on all of them; the figures: leaving the repository
     out). ``fitted_on``: the provenance of a fit on these pools by family."""
-    slices = {fam: slice_pools(insts, fam, problems) for fam in FAMILIES}
-    every = [p for ps in slices.values() for p in ps]
+    # every family with enough pools in this file is measured; the content weights are fitted as
+    # shipped, on the families they were fitted on
+    slices = {fam: slice_pools(insts, fam, problems) for fam in slice_families(insts)}
+    fit_slices = {f: slices.get(f) or slice_pools(insts, f, problems) for f in FIT_FAMILIES}
+    every = [p for ps in fit_slices.values() for p in ps]
     single = loro_weights(every, [i.repo for i in insts])
-    shipped = content_weights(every, fitted_on(slices))
+    shipped = content_weights(every, fitted_on(fit_slices))
     offline_refit = loro_models(insts, OFFLINE_FEATURES)
     extra = {"offline": lambda i: {c: offline_cv[i.instance_id].get(c) for c in i.labels}}
     # ``default``: the library's no-model default as shipped (its selector, its shipped weights)
-    methods = {"default": default_ranking, **rankings(insts, extra, single, shipped)}
+    methods = {
+        "default": default_ranking,
+        "behaviour_consensus": lambda i: library_ranking("behaviour_consensus", i),
+        **rankings(insts, extra, single, shipped),
+    }
     out: dict[str, Any] = {
         "features": list(CONTENT_FEATURES),
         "shipped_weights": shipped,
@@ -115,6 +125,12 @@ def study(
         "ablation_offline_content": ablation(insts),
         "source_predictability": predictability(insts),
         "single_generator": {},
+        "slice_families": slice_families(insts),
+        "full_pools_paired": {
+            "behaviour_consensus - self_consistency": paired(
+                insts, methods["behaviour_consensus"], methods["self_consistency"], resamples
+            )
+        },
     }
     # on a slice, ``offline`` is the shipped ranking's features refitted on the other repositories'
     # full pools (its weights are fitted on mixed pools), computed on the slice's pool;
@@ -137,6 +153,7 @@ def study(
                     )
                     for one, other in (
                         ("default", "self_consistency"),
+                        ("behaviour_consensus", "self_consistency"),
                         ("offline_content", "self_consistency"),
                         ("offline_content", "offline"),
                         ("offline_content", "offline_shipped"),

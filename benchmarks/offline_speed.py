@@ -248,9 +248,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.warm_up:
-        import agentic_rubrics.runfolder.foldersets.swebench
         import matplotlib.pyplot  # noqa: F401
 
+        import agentic_rubrics.datasets.swebench
         import agentic_rubrics.explore.issue_static
         import agentic_rubrics.pipeline.runner
         import agentic_rubrics.report.build

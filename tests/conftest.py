@@ -142,6 +142,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_verifier_registry": "pipeline",
     "test_compare_verifiers": "pipeline",
     "test_content": "rank",
+    "test_consensus": "rank",
     "test_content_bench": "rank",
     "test_offline": "rank",
     "test_reporting": "report",

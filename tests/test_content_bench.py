@@ -57,17 +57,19 @@ def test_function_agreement_is_recomputed_on_the_pool_it_is_given() -> None:
     assert rows["a"]["not_applied"] == 1.0 and rows["b"]["not_applied"] == 0.0
 
 
-def _pool(n: int) -> Inst:
+def _pool(n: int, families: str = "as") -> Inst:
     """An instance of two families' candidates (two each), labels and S in no simple relation."""
     patches = {
         f"{fam}{k}": ONE.replace("x + 1", f"x + {n + k + (3 if fam == 's' else 0)}")
-        for fam in "as"
+        for fam in families
         for k in range(2)
     }
-    sources = {
-        c: ("autocoderover-2024/acr-run-" if c[0] == "a" else "swe-agent-gpt4-2024/cost_2_") + c[1]
-        for c in patches
+    names = {
+        "a": "autocoderover-2024/acr-run-",
+        "s": "swe-agent-gpt4-2024/cost_2_",
+        "x": "rare/run-",
     }
+    sources = {c: names[c[0]] + c[1] for c in patches}
     labels = {c: (n + k) % 3 == 0 for k, c in enumerate(patches)}
     s = {c: 0.2 + 0.1 * ((n * 7 + k * 3) % 5) for k, c in enumerate(patches)}
     inst = Inst(f"i{n}", f"o/r{n % 3}", labels, sources, patches, s, dict.fromkeys(patches), False)
@@ -76,19 +78,38 @@ def _pool(n: int) -> Inst:
 
 
 def test_the_study_reports_the_shipped_default_on_full_pools_and_every_slice() -> None:
+    from content_rerank import MIN_SLICE_POOLS, slice_families
     from content_study import study
     from default_ranking import DEFAULT
 
-    insts = [_pool(n) for n in range(6)]
+    # two families with enough single-generator pools for a slice, a third with too few
+    insts = [_pool(n, "asx" if n < 3 else "as") for n in range(MIN_SLICE_POOLS)]
+    assert slice_families(insts) == {"autocoderover-2024": 15, "swe-agent-gpt4-2024": 15}
+    assert slice_families(insts, 3)["rare"] == 3
     problems = {i.instance_id: "f(x) returns x; it should return x + 1" for i in insts}
     offline_cv = {i.instance_id: dict.fromkeys(i.labels, 0.0) for i in insts}
     out = study(insts, problems, offline_cv, 0, lambda slices: {"pools": len(slices)})
     full = out["full_pools"]["all"]
     assert DEFAULT == "self_consistency" and full["default"] == full["self_consistency"]
+    assert (
+        "behaviour_consensus" in full
+        and "behaviour_consensus - self_consistency" in out["full_pools_paired"]
+    )
     for fam, entry in out["single_generator"].items():
         assert entry["all"]["default"] == entry["all"]["self_consistency"], fam
         assert entry["paired"]["default - self_consistency"]["mean"] == 0.0
+        assert "behaviour_consensus - self_consistency" in entry["paired"]
     assert set(out["single_generator"]) == {"autocoderover-2024", "swe-agent-gpt4-2024"}
+
+
+def test_the_default_s_provenance_names_the_evidence_file_its_date_and_data() -> None:
+    from default_ranking import DEFAULT, default_provenance
+
+    found = default_provenance()
+    assert found["selector"] == DEFAULT and found["agrees"] is True
+    assert found["evidence_file"] == "agentic_rubrics/rank/selection_evidence.json"
+    assert len(found["evidence_sha256"]) == 64 and found["chosen_on"]
+    assert set(found["data"]) == {"lite", "verified"} and "choose_default.py" in found["command"]
 
 
 def _row(mean: float, low: float) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from agentic_rubrics.rank.offline import (
     patch_features,
 )
 from agentic_rubrics.rank.rerank import Ranking
+from agentic_rubrics.rubric.behaviour import program_file, tree_behaviour
 from agentic_rubrics.runfolder.files import read_json
 
 if TYPE_CHECKING:
@@ -77,8 +78,9 @@ WEIGHTS_FILE = Path(__file__).with_name("content_weights.json")
 
 
 def post_row(result: PostimageResult | None) -> dict[str, Any] | None:
-    """What the content features read of one post-image analysis (``None``: no analysis, or one that
-    could not be attempted, e.g. it timed out: then the diff stands in). Names only, never contents."""
+    """What the content features and behaviour consensus read of one post-image analysis (``None``:
+    no analysis, or one that could not be attempted, e.g. it timed out: then the diff stands in).
+    Names and hashes only, never contents."""
     if result is None or result.apply.method == "not_attempted":
         return None
     cats = result.introduced_by_category()
@@ -96,6 +98,13 @@ def post_row(result: PostimageResult | None) -> dict[str, Any] | None:
         "new_error": any(c in cats for c in ERROR_KINDS),
         "removes_used": bool(result.removed_still_used),
         "functions": funcs,
+        # what behaviour_consensus reads (:mod:`agentic_rubrics.rank.consensus`): hashes only
+        "behaviour": tree_behaviour(result) if result.applied else None,
+        "delta": {
+            f.path: list(f.behaviour_delta)
+            for f in result.files
+            if f.python and f.behaviour_delta is not None and program_file(f.path)
+        },
     }
 
 

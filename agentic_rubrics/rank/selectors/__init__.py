@@ -43,6 +43,9 @@ BUILTIN: dict[str, str] = {
     "rubric": "agentic_rubrics.rank.selectors.rubric:RubricSelector",
     "random": "agentic_rubrics.rank.selectors.uniform:RandomSelector",
     "self_consistency": "agentic_rubrics.rank.selectors.self_consistency:SelfConsistencySelector",
+    "behaviour_consensus": (
+        "agentic_rubrics.rank.selectors.behaviour_consensus:BehaviourConsensusSelector"
+    ),
     "patch_classifier": "agentic_rubrics.rank.selectors.patch_classifier:PatchClassifierSelector",
     "offline": "agentic_rubrics.rank.selectors.offline:OfflineSelector",
     "offline_content": "agentic_rubrics.rank.selectors.offline_content:OfflineContentSelector",

@@ -253,6 +253,7 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
             "post_parses": parses,
             "behaviour": None if changed is None else "changed" if changed else "unchanged",
             "behaviour_symbols": what.symbols,
+            "behaviour_delta": None if renamed else what.delta,
             "reasons": tuple(reasons),
         }
     )

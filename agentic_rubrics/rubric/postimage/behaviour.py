@@ -37,6 +37,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from agentic_rubrics.rubric.postimage.delta import normal_delta
 from agentic_rubrics.rubric.postimage.purity import constant_truth, empty_literal, pure
 
 MODULE = "<module>"
@@ -296,6 +297,9 @@ class FileBehaviour:
     not parse (not decided)."""
     symbols: tuple[str, ...] = ()
     """The qualified names whose normal form differs (added and removed ones included)."""
+    delta: tuple[str, ...] | None = None
+    """The hashed normal-form lines the change removes and adds (:mod:`.delta`); ``None``: not
+    decided, or not written out."""
 
 
 def compare(pre: str | None, post: str | None) -> FileBehaviour:
@@ -312,7 +316,11 @@ def compare(pre: str | None, post: str | None) -> FileBehaviour:
     if before is None or after is None:
         return FileBehaviour(None)
     differ = tuple(sorted(q for q in before.keys() | after.keys() if before.get(q) != after.get(q)))
-    return FileBehaviour(bool(differ), differ)
+    # the trees are now the normal forms (normalised in place); a side without the file has none
+    delta = normal_delta(
+        trees[0] if pre is not None else None, trees[1] if post is not None else None
+    )
+    return FileBehaviour(bool(differ), differ, () if not differ else delta)
 
 
 def _segment(stmt: ast.stmt, lines: list[str]) -> str:

@@ -171,6 +171,9 @@ class FileFinding(_Frozen):
     that does not parse or was not read)."""
     behaviour_symbols: tuple[str, ...] = ()
     """The definitions whose normal form differs (``<module>`` for the module's own statements)."""
+    behaviour_delta: tuple[str, ...] | None = None
+    """What the change does to the file's normal form: a short hash per normal-form line it removes
+    or adds, in order (:mod:`.delta`; ``()``: behaves alike); ``None``: not decided or not written out."""
     reasons: tuple[str, ...] = ()
     """Why some analysis of this file is missing (keys of ``REASONS``)."""
 

@@ -1,0 +1,171 @@
+"""Behaviour consensus: candidates grouped by what their change does, the pick from the largest group.
+
+Self-consistency votes on diff text: two fixes written differently (another local name, another layout,
+a docstring) split the vote, and two patches that change nothing look alike. Here each candidate's vote
+is what its change does to the program:
+
+1. **Its signature.** Per program file it changes (tests and documentation are not the program): with
+   the task's tree, the hashed lines of the file's *normal form* that the change removes and adds
+   (:mod:`agentic_rubrics.rubric.postimage.delta`: local names numbered, layout, comments, docstrings,
+   ``pass``, dead branches and stores gone); without a tree, or for a file the analysis could not
+   normalise, the diff's changed lines with comments, blank lines, bare ``pass`` and in-line layout
+   dropped (token by token). Each line is tagged with its file (and, from the tree, its definition).
+2. **Who votes.** A candidate that changes no behaviour — an empty patch, one the post-image analysis
+   proves changes nothing (:func:`agentic_rubrics.rubric.behaviour.tree_behaviour`), or, without a
+   tree, one whose diff changes nothing (the rule of
+   :func:`~agentic_rubrics.rubric.behaviour.diff_behaviour`, on the tokens below) —
+   neither votes nor can be picked (``None``). A candidate that did not apply to the tree votes, but
+   ranks below every one that applied (the harness cannot run it either).
+3. **Groups and graded similarity.** Candidates with the same multiset of signature lines form one
+   group (their changes do the same thing). Two groups are as similar as their multisets:
+   ``sim(A, B) = 2 |A ∩ B| / (|A| + |B|)`` (Dice; 0 when both are empty). A group's weight is its size
+   plus every other voter's similarity to it: ``W(g) = n_g + Σ_{h ≠ g} n_h · sim(g, h)``.
+4. **The ranking.** By tier (applied or unknown, then not applied), then by the group's weight (its
+   ``support``: ``(W(g) - 1) / (voters - 1)``, the mean similarity to the other voters, 0 for a lone
+   voter), then by text self-consistency (line agreement) inside a group or between groups of equal
+   weight. The pick is thus a member of the largest weighted group.
+
+Cost per task: one signature per candidate (the post-image analysis is shared with the other selectors;
+its normal forms are written out once more), and one multiset intersection per pair of distinct groups:
+``O(G² · L)`` for G groups of at most L signature lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from agentic_rubrics.exceptions import PatchParseError
+from agentic_rubrics.patch import ChangedFile, is_empty_patch, parse_patch
+from agentic_rubrics.rubric.behaviour import program_file
+
+_TOKEN = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#.*|\w+|\S""")
+"""A line's tokens: a one-line string literal (with its prefix), a comment, a word or number, any other
+character; linear (no nested repetition)."""
+MAX_SIGNATURE_LINES = 10_000
+"""Signature lines kept per candidate (the first ones), as self-consistency caps changed lines."""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What one candidate's change does, as consensus reads it."""
+
+    tier: int | None
+    """1: applied (or no tree to tell); 0: did not apply to the tree; ``None``: changes no behaviour."""
+    lines: tuple[str, ...] = ()
+    """Its signature lines (see the module's docstring)."""
+    basis: str = "diff"
+    """``tree`` (every changed program file normalised), ``diff`` (none), ``mixed``."""
+
+
+def _line_text(line: str) -> str | None:
+    """A diff line's tokens, its comment and the layout inside the line dropped (``None``: nothing
+    left, or a bare ``pass``), after its indentation (nesting is behaviour). The tokens come from
+    one linear regular expression (:data:`_TOKEN`), not ``tokenize``: a diff line is read alone."""
+    toks = [t for t in _TOKEN.findall(line) if not t.startswith("#")]
+    if not toks or toks == ["pass"]:
+        return None
+    return f"{len(line) - len(line.lstrip())}|{' '.join(toks)}"
+
+
+def _file_texts(f: ChangedFile) -> tuple[list[str], list[str]]:
+    return (
+        [t for t in map(_line_text, f.removed) if t is not None],
+        [t for t in map(_line_text, f.added) if t is not None],
+    )
+
+
+def _changes(files: list[ChangedFile], texts: list[tuple[list[str], list[str]]]) -> bool | None:
+    """From the diff alone, as :func:`agentic_rubrics.rubric.behaviour.diff_behaviour` decides it (on
+    these tokens): ``False`` only when every program file is Python and its removed and added lines
+    hold the same tokens, or none."""
+    undecided = False
+    for f, (removed, added) in zip(files, texts, strict=True):
+        if not all(p.endswith(".py") for p in f.paths):
+            undecided = True
+        elif f.is_rename or removed != added:
+            return True
+    return None if undecided else False
+
+
+def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
+    """One candidate's signature from its patch and its post-image row (``None``: no tree, or no
+    analysis; the row: :func:`agentic_rubrics.rank.content.post_row`)."""
+    if is_empty_patch(patch):
+        return Signature(None)
+    try:
+        files = [f for f in parse_patch(patch).files if any(program_file(p) for p in f.paths)]
+    except PatchParseError:
+        return Signature(0 if row is not None else None)
+    applied = row is not None and bool(row.get("applied"))
+    if applied and row is not None and row.get("behaviour") is False:
+        return Signature(None)
+    delta: Mapping[str, list[str] | None] = (row or {}).get("delta") or {} if applied else {}
+    texts = [_file_texts(f) if delta.get(f.path) is None else ([], []) for f in files]
+    if row is None and _changes(files, texts) is False:
+        return Signature(None)
+    lines: list[str] = []
+    for f, (removed, added) in zip(files, texts, strict=True):
+        found = delta.get(f.path)
+        if found is not None:
+            lines += [f"{f.path}:{t}" for t in found]
+        else:
+            lines += [f"{f.path}:-{t}" for t in removed] + [f"{f.path}:+{t}" for t in added]
+    normalised = sum(1 for f in files if delta.get(f.path) is not None)
+    basis = "tree" if normalised == len(files) and files else "mixed" if normalised else "diff"
+    return Signature(1 if row is None or applied else 0, tuple(lines[:MAX_SIGNATURE_LINES]), basis)
+
+
+def dice(a: Counter[str], b: Counter[str]) -> float:
+    """``2 |a ∩ b| / (|a| + |b|)`` over multisets; 0 when both are empty."""
+    total = a.total() + b.total()
+    return 2 * (a & b).total() / total if total else 0.0
+
+
+def consensus(
+    signatures: Mapping[str, Signature], agreement: Mapping[str, float | None]
+) -> dict[str, Any]:
+    """The task's consensus record: each candidate's ``rank`` (higher is better; ``None``: changes
+    no behaviour) and ``support`` (``2 × tier + support``: what ROC-AUC rests on), the number of
+    voters and groups, and how many signatures each basis gave. ``agreement``: the text
+    self-consistency values (the tie-break)."""
+    voters = {c: s for c, s in signatures.items() if s.tier is not None}
+    keys = {c: tuple(sorted(s.lines)) for c, s in voters.items()}
+    groups = list(dict.fromkeys(keys.values()))
+    sizes = Counter(keys.values())
+    bags = [Counter(g) for g in groups]
+    weight = [float(sizes[g]) for g in groups]
+    for i in range(len(groups)):
+        for j in range(i + 1, len(groups)):
+            s = dice(bags[i], bags[j])
+            weight[i] += sizes[groups[j]] * s
+            weight[j] += sizes[groups[i]] * s
+    index = {g: n for n, g in enumerate(groups)}
+    others = len(voters) - 1
+    support = {c: (weight[index[k]] - 1) / others if others else 0.0 for c, k in keys.items()}
+    order = {
+        c: (voters[c].tier or 0, round(support[c], 12), agreement.get(c) or 0.0) for c in voters
+    }
+    dense = {key: n for n, key in enumerate(sorted(set(order.values())), start=1)}
+    return {
+        "rank": {c: float(dense[order[c]]) if c in order else None for c in signatures},
+        "support": {
+            c: 2 * (voters[c].tier or 0) + support[c] if c in voters else None for c in signatures
+        },
+        "voters": len(voters),
+        "groups": len(groups),
+        "largest_group": max(sizes.values(), default=0),
+        "basis": dict(sorted(Counter(s.basis for s in voters.values()).items())),
+    }
+
+
+def consensus_record(
+    patches: Mapping[str, str],
+    rows: Mapping[str, Mapping[str, Any] | None],
+    agreement: Mapping[str, float | None],
+) -> dict[str, Any]:
+    """:func:`consensus` of a pool from its patches and their post-image rows (absent: no tree)."""
+    return consensus({c: signature(p, rows.get(c)) for c, p in patches.items()}, agreement)
