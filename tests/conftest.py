@@ -121,6 +121,8 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_verifier_tests": "pipeline",
     "test_verifier_tests_env": "pipeline",
     "test_envcheck": "sandbox",
+    "test_testlogs_django": "sandbox",
+    "test_sdist_trees": "datasets",
     "test_worker_start": "pipeline",
     "test_config_unions": "sandbox",
     "test_test_infra": "base",
