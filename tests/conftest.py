@@ -123,6 +123,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_envcheck": "sandbox",
     "test_testlogs_django": "sandbox",
     "test_sdist_trees": "datasets",
+    "test_approximate_run": "pipeline",
     "test_worker_start": "pipeline",
     "test_config_unions": "sandbox",
     "test_test_infra": "base",

@@ -96,11 +96,13 @@ def sdist_bytes(files: dict[str, str] = RELEASED, top: str = "Django-1.0") -> by
 
 @contextmanager
 def index(
-    versions: tuple[str, ...] = ("0.9", "1.0", "1.0.1"), corrupt: bool = False
+    versions: tuple[str, ...] = ("0.9", "1.0", "1.0.1"),
+    corrupt: bool = False,
+    files: dict[str, str] = RELEASED,
 ) -> Iterator[tuple[str, list[str]]]:
-    """A loopback index serving Django at ``versions`` (each the same tree); its URL and the paths
-    asked for. ``corrupt``: the archives differ from the index's sha256."""
-    archives = {f"Django-{v}.tar.gz": sdist_bytes(top=f"Django-{v}") for v in versions}
+    """A loopback index serving Django at ``versions`` (each the same tree: ``files``); its URL
+    and the paths asked for. ``corrupt``: the archives differ from the index's sha256."""
+    archives = {f"Django-{v}.tar.gz": sdist_bytes(files, top=f"Django-{v}") for v in versions}
     asked: list[str] = []
 
     class Handler(BaseHTTPRequestHandler):

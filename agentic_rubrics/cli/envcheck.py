@@ -160,8 +160,7 @@ def _site(
 
 def _trees(url_template: str | None, cache: Path | None, approximate: str = "none") -> Any:
     from agentic_rubrics.datasets.repos import RepoCache
-    from agentic_rubrics.datasets.repos_config import default_cache_dir
-    from agentic_rubrics.datasets.sdist_trees import RULES, SdistTrees
+    from agentic_rubrics.datasets.sdist_trees import RULES, SdistTrees, approximate_cache
     from agentic_rubrics.exceptions import ConfigError, RepoError
 
     if approximate != "none" and approximate not in RULES:
@@ -169,7 +168,7 @@ def _trees(url_template: str | None, cache: Path | None, approximate: str = "non
     if url_template is None:
         return lambda instance: None
     repos = RepoCache(cache, url_template)
-    folder = (cache or default_cache_dir()).parent / "approximate"
+    folder = approximate_cache(cache)
     sdist_trees = SdistTrees(folder, approximate) if approximate != "none" else None  # type: ignore[arg-type]
 
     def tree(instance: Any) -> Path:

@@ -283,3 +283,42 @@ def _linked_copy(release: Path, target: Path) -> Path:
     if not done.ok:
         raise RepoError(f"git init in {target}: {done.tail()}", reason="export_failed")
     return target
+
+
+def approximate_cache(repo_cache: Path | None) -> Path:
+    """Where approximate trees are kept: beside the repository cache (``env-check``'s
+    ``--repo-cache``, a run's ``repos.cache_dir``), so a run finds the trees env-check checked."""
+    from agentic_rubrics.datasets.repos_config import default_cache_dir
+
+    return (repo_cache or default_cache_dir()).parent / "approximate"
+
+
+def approved_tree(report: Path, instance_id: str, cache: Path) -> Path:
+    """The approximate tree ``report`` (an ``env-check`` JSON) shows ``instance_id`` runnable on:
+    its FAIL_TO_PASS fail without the gold patch and pass with it on that very tree (its mark in
+    ``cache`` the same as the row's ``tree_source``).
+
+    Raises:
+        RepoError: ``approximate_not_runnable`` (no such row), ``approximate_tree_missing`` (the
+            tree is not in ``cache``, or is another one).
+    """
+    from agentic_rubrics.exceptions import DataError
+    from agentic_rubrics.runfolder.files import read_json
+
+    data = read_json(report, DataError)
+    rows = data.get("rows") if isinstance(data, dict) else None
+    found = [r for r in rows or [] if isinstance(r, dict) and r.get("instance_id") == instance_id]
+    row = found[0] if found else {}
+    if not (row.get("runnable") and row.get("approximate_tree")):
+        raise RepoError(
+            f"{instance_id}: {report} shows no approximate tree it is runnable on",
+            reason="approximate_not_runnable",
+        )
+    source = row.get("tree_source") or {}
+    tree = cache / "instances" / f"{instance_id}.{source.get('rule')}" / "tree"
+    if approximate_source(tree) != source:
+        raise RepoError(
+            f"{instance_id}: the approximate tree env-check ran is not in {cache}",
+            reason="approximate_tree_missing",
+        )
+    return tree
