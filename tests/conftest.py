@@ -124,6 +124,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_testlogs_django": "sandbox",
     "test_sdist_trees": "datasets",
     "test_approximate_run": "pipeline",
+    "test_testlayout": "pipeline",
     "test_worker_start": "pipeline",
     "test_config_unions": "sandbox",
     "test_test_infra": "base",

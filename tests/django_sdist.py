@@ -1,7 +1,7 @@
 """A made-up Django release served as an sdist from a loopback index (PEP 691 JSON), as PyPI serves
 Django's: ``Django-1.0.tar.gz`` holding a fixed ``calc`` package and ``tests/runtests.py`` — a real
 unittest runner at ``--verbosity 2``, which prints as Django's runner does (Django's runner is
-unittest's) — with the fix and its test already released; ``GOLD`` and ``TEST_PATCH`` take them out
+unittest's; a label that is a package is discovered, as Django's ``DiscoverRunner`` does) — with the fix and its test already released; ``GOLD`` and ``TEST_PATCH`` take them out
 and put them back. Used by test_sdist_trees.py and test_envcheck.py."""
 
 from __future__ import annotations
@@ -23,8 +23,16 @@ ap.add_argument("--settings")
 ap.add_argument("--parallel")
 ap.add_argument("labels", nargs="*")
 args = ap.parse_args()
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-suite = unittest.defaultTestLoader.loadTestsFromNames(args.labels)
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+loader = unittest.defaultTestLoader
+suite = unittest.TestSuite()
+for label in args.labels:  # as Django's DiscoverRunner: a package's test*.py modules discovered
+    folder = os.path.join(here, *label.split("."))
+    if os.path.isdir(folder):
+        suite.addTests(loader.discover(folder, pattern="test*.py", top_level_dir=here))
+    else:
+        suite.addTests(loader.loadTestsFromName(label))
 result = unittest.TextTestRunner(verbosity=args.verbosity).run(suite)
 sys.exit(0 if result.wasSuccessful() else 1)
 """

@@ -95,9 +95,11 @@ def test_only_the_lines_the_parser_reads_are_kept_and_they_parse_the_same() -> N
     kept = "\n".join(line for line in LOG.split("\n") if re.search(outcome_filter("django"), line))
     assert "Traceback" not in kept and "Ran 8 tests" not in kept
     assert parse_log(kept) == parse_log(LOG)
-    assert parse_outcomes("django", kept)[
-        "test_mysql_only (aggregation.tests.AggregateTestCase)"
-    ] == ("skipped")
+    outcomes = parse_outcomes("django", kept)
+    assert outcomes["test_mysql_only (aggregation.tests.AggregateTestCase)"] == "skipped"
+    # the headers' bare names are the same tests as their full names: counted once
+    assert "test_aggregate_alias" not in outcomes and len(outcomes) == 7
+    assert parse_outcomes("django", "FAIL: test_lost (m.C)\n") == {"test_lost": "failed"}
 
 
 def test_a_label_is_found_under_either_pythons_form() -> None:

@@ -106,9 +106,9 @@ def parse_outcomes(runner: Runner, lines: str) -> dict[str, Status]:
     if runner == "sympy":
         return {m.group(1): _SYMPY_STATUS[m.group(2)] for m in _SYMPY.finditer(lines)}
     if runner == "django":
-        from agentic_rubrics.sandbox.testlogs_django import parse_log
+        from agentic_rubrics.sandbox.testlogs_django import parse_log, without_headers
 
-        return {name: _WORDS[word] for name, word in parse_log(lines).items()}
+        return {name: _WORDS[word] for name, word in without_headers(parse_log(lines)).items()}
     from agentic_rubrics.sandbox.testrun import parse_pytest_lines
 
     return parse_pytest_lines(lines)

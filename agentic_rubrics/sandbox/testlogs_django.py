@@ -36,6 +36,7 @@ _MULTILINE = (
     r"^(.*?)\s\.\.\.\sInternal\ Server\ Error:\ \/(.*)\/\nok$",
     r"^(.*?)\s\.\.\.\sSystem check identified no issues \(0 silenced\)\nok$",
 )
+_BARE = re.compile(r"^\w+$")
 _LONG = re.compile(r"^(\w+) \(([\w.]+)\.(\w+)\)$")
 
 
@@ -92,6 +93,14 @@ def parse_log(log: str) -> dict[str, str]:
         for match in re.finditer(pattern, log, re.MULTILINE):
             status[match.group(1)] = "PASSED"
     return status
+
+
+def without_headers(status: dict[str, str]) -> dict[str, str]:
+    """``status`` without the bare method names the failure reports' headers add (``FAIL: test_x
+    (module.Class)`` gives ``test_x``) where the test is there under its full name too: one test,
+    counted once (SWE-bench's labels never hold a bare name)."""
+    full = {name.split(" (", 1)[0] for name in status if " (" in name}
+    return {n: s for n, s in status.items() if not (_BARE.match(n) and n in full)}
 
 
 def canonical(name: str) -> str:

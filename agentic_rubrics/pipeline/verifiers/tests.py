@@ -33,6 +33,7 @@ from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
+from agentic_rubrics.sandbox.testlayout import layout_for
 from agentic_rubrics.setting_effects import Effect
 from agentic_rubrics.types import SCHEMA, Task
 
@@ -281,7 +282,9 @@ class TestsVerifier:
                 files, reason = {}, tree.problem or "no_repository"
             else:
                 slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
-                runner = runner_for(path, files, own.tests, slot, interpreter)
+                runner = runner_for(
+                    path, files, own.tests, slot, interpreter, layout_for(task.repo)
+                )
                 validation = await validate(
                     runner, own.tests.base_runs, task.instance_id, ctx.redact
                 )
@@ -341,7 +344,7 @@ class TestsVerifier:
             patches.setdefault(key, c.patch)
         slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
         own = settings(ctx).tests
-        runner = runner_for(path, artifact.files, own, slot, interpreter)
+        runner = runner_for(path, artifact.files, own, slot, interpreter, layout_for(task.repo))
         grades = await grade(
             runner,
             patches,
