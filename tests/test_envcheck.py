@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -21,7 +22,7 @@ from typer.testing import CliRunner
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, build_env, env_key
-from agentic_rubrics.sandbox.testlogs import directives, parse_outcomes, runner_for
+from agentic_rubrics.sandbox.testlogs import directives, outcome_filter, parse_outcomes, runner_for
 from agentic_rubrics.sandbox.testrun import ExecLimits, PreparedTree, RunCommand, run_tests
 
 PROBLEM = bwrap_problem() or (None if Path("/usr/bin/python3").exists() else "no /usr/bin/python3")
@@ -217,12 +218,17 @@ def test_runners_and_directives_as_the_harness_has_them() -> None:
     patch = TESTS + _test_patch("data.json", "{}\n")
     assert directives(patch) == ["tests/test_calc.py"]
     log = "test_one ok\ntest_two F\n  test_three E\n_test_four f\n"
+    log += "test_five F                                  [FAIL]\ntest_six ok    [OK]\n"
     assert parse_outcomes("sympy", log) == {
         "test_one": "passed",
         "test_two": "failed",
         "test_three": "error",
         "_test_four": "xfailed",
+        "test_five": "failed",  # a file's last test carries the file's status after its own
+        "test_six": "passed",
     }
+    kept = [line for line in log.splitlines() if re.search(outcome_filter("sympy"), line)]
+    assert len(kept) == 6
 
 
 @pytest.fixture

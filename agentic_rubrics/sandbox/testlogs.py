@@ -36,7 +36,8 @@ _NOT_TESTS = (
     ".toml",
 )
 _DIFF = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
-_SYMPY = re.compile(r"^\s*(_*test_\w+)\s+(ok|F|E|f|X|s)\s*$", re.M)
+# bin/test --verbose ends a file's last test line with the file's status ("test_x F    [FAIL]")
+_SYMPY = re.compile(r"^\s*(_*test_\w+)\s+(ok|F|E|f|X|s)\s*(?:\[(?:OK|FAIL)\])?\s*$", re.M)
 _SYMPY_STATUS: dict[str, Status] = {
     "ok": "passed",
     "F": "failed",
@@ -93,7 +94,7 @@ def command(runner: Runner, python: str, files: list[str]) -> str:
 def outcome_filter(runner: Runner) -> str:
     """The extended regex (grep -E) of the lines that carry a test's status in ``runner``'s log."""
     if runner == "sympy":
-        return r"^\s*_*test_[A-Za-z0-9_]+\s+(ok|F|E|f|X|s)\s*$"
+        return r"^\s*_*test_[A-Za-z0-9_]+\s+(ok|F|E|f|X|s)\s*(\[(OK|FAIL)\])?\s*$"
     if runner == "django":
         from agentic_rubrics.sandbox.testlogs_django import LINES
 
