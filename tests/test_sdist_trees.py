@@ -103,3 +103,28 @@ def test_a_corrupt_archive_or_a_missing_release_is_a_repo_error(tmp_path: Path) 
     assert not list((tmp_path / "cache" / "sdists").glob("*.tar.gz"))
     with pytest.raises(RepoError, match="no sdist stands in"):
         trees.tree("a__b-1", "acme/calc", "1.0", {})
+
+
+def test_nearest_takes_the_first_release_without_its_fix_else_the_one_before(
+    tmp_path: Path,
+) -> None:
+    elsewhere = GOLD.replace("return a + b", "return b + a")  # not what the release holds
+    with index() as (url, _):
+        trees = SdistTrees(tmp_path / "cache", "nearest", index=url)
+        patches = {"gold_patch": GOLD, "test_patch": TEST_PATCH}
+        fixed_there = trees.tree("django__django-1", "django/django", "1.0", patches)
+        other = trees.tree("django__django-2", "django/django", "1.0", {"gold_patch": elsewhere})
+    first, previous = approximate_source(fixed_there), approximate_source(other)
+    assert first is not None and previous is not None
+    assert (first["rule"], first["release"], first["source"]["sdist"]) == (
+        "nearest",
+        "first",
+        "Django-1.0.tar.gz",
+    )
+    assert first["reversed"] == ["gold_patch", "test_patch"]
+    assert (previous["release"], previous["source"]["sdist"], previous["reversed"]) == (
+        "previous",
+        "Django-0.9.tar.gz",
+        [],
+    )
+    assert fixed_there.parent.name == "django__django-1.nearest"

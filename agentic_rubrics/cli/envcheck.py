@@ -53,9 +53,9 @@ ApproximateTrees = Annotated[
     typer.Option(
         "--approximate-trees",
         help="Where a repository too big to mirror (Django) is not to be had: its release sdist"
-        " from the index pip uses, as an approximate tree marked so (first: the version's first"
-        " release with the instance's patches taken out; last; previous: the release before"
-        " it; none: off).",
+        " from the index pip uses, as an approximate tree marked so (nearest: the version's first"
+        " release with the instance's patches taken out, else the release before it; first; last;"
+        " previous; none: off).",
     ),
 ]
 """``--approximate-trees``: :mod:`agentic_rubrics.datasets.sdist_trees`'s rule, or ``none``."""
@@ -121,7 +121,7 @@ def env_check(
         ),
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per run.", min=1)] = 300.0,
-    approximate_trees: ApproximateTrees = "first",
+    approximate_trees: ApproximateTrees = "nearest",
 ) -> None:
     """Run each instance's FAIL_TO_PASS with the gold patch and with none: can it run here, why not."""
     from agentic_rubrics.datasets.swebench_tests import load_tested_instances
