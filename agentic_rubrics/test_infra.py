@@ -9,7 +9,9 @@ the tests verifier puts what a candidate changed there back to the base version 
 
 The kinds (:data:`InfraKind`):
 
-- ``graded_folder``: any path under :data:`GRADED_FOLDER`, where the graded tests are copied;
+- ``graded_folder``: any path under one of :data:`GRADED_FOLDERS` (:data:`GRADED_FOLDER` at the
+  root, or where a repository's runner finds tests: ``tests/agentic_rubrics_tests/`` for Django,
+  ``sympy/agentic_rubrics_tests/`` for sympy), where the graded tests are copied;
 - ``conftest``: a ``conftest.py`` added, changed, deleted or renamed (either side), anywhere;
 - ``pytest_config``: ``pytest.ini``, ``.pytest.ini``, ``pytest.toml``, ``.pytest.toml`` anywhere; in
   ``tox.ini``, ``setup.cfg`` and ``pyproject.toml``, a change inside pytest's section (``[pytest]``,
@@ -48,6 +50,9 @@ from agentic_rubrics.patch import is_test_path, unquote_path, walk_hunks
 
 GRADED_FOLDER = "agentic_rubrics_tests"
 """Where the graded test files are copied in a candidate's tree (a candidate touching it is refused)."""
+GRADED_FOLDERS = (GRADED_FOLDER, f"tests/{GRADED_FOLDER}", f"sympy/{GRADED_FOLDER}")
+"""Every folder a runner's layout puts the graded tests in (:mod:`agentic_rubrics.sandbox.testlayout`),
+the root's first; a candidate touching any of them is refused."""
 InfraKind = Literal[
     "graded_folder",
     "conftest",
@@ -240,7 +245,7 @@ def _path_kinds(f: _File) -> Iterator[InfraChange]:
     """The kinds a file's paths alone decide (either side of a rename)."""
     for path in dict.fromkeys(p for p in (f.old, f.new) if p is not None):
         name = posixpath.basename(path)
-        if path == GRADED_FOLDER or path.startswith(GRADED_FOLDER + "/"):
+        if any(path == f or path.startswith(f + "/") for f in GRADED_FOLDERS):
             yield InfraChange(path, "graded_folder")
         if name == "conftest.py":
             yield InfraChange(path, "conftest")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -21,7 +22,7 @@ from typer.testing import CliRunner
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, build_env, env_key
-from agentic_rubrics.sandbox.testlogs import directives, parse_outcomes, runner_for
+from agentic_rubrics.sandbox.testlogs import directives, outcome_filter, parse_outcomes, runner_for
 from agentic_rubrics.sandbox.testrun import ExecLimits, PreparedTree, RunCommand, run_tests
 
 PROBLEM = bwrap_problem() or (None if Path("/usr/bin/python3").exists() else "no /usr/bin/python3")
@@ -113,6 +114,7 @@ def test_env_check_says_which_instances_can_run_their_tests(
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "check.json"
     args = ["env-check", str(dataset), "--out", str(out), "--repo-url", template]
+    args += ["--approximate-trees", "none"]
     done = CliRunner().invoke(app, [*args, "--repo-cache", str(tmp_path / "cache")])
     assert done.exit_code == 0, done.output
     report = json.loads(out.read_text())
@@ -128,6 +130,57 @@ def test_env_check_says_which_instances_can_run_their_tests(
     assert report["counts"] == {"missing_dependency": 1, "no_repository": 2, "runnable": 1}
     assert report["runnable"] == 1 and "1 of 4 instance(s) runnable" in done.output
     assert report["complete"] is True
+
+
+def test_a_django_instance_runs_on_an_approximate_tree_marked_so(
+    upstream: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.django_sdist import FAIL_TO_PASS, TEST_PATCH, index
+
+    template, sha = upstream
+    row = _row("django__django-1", "django/django", sha, TEST_PATCH, FAIL_TO_PASS)
+    passes = _row(
+        "django__django-2",
+        "django/django",
+        sha,
+        TEST_PATCH,
+        ["test_zero (calc_tests.tests.AddTests)"],
+    )
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text(json.dumps(row) + "\n" + json.dumps(passes) + "\n")
+    out = tmp_path / "check.json"
+    args = ["env-check", str(dataset), "--out", str(out), "--repo-url", template]
+    with index() as (url, _):
+        monkeypatch.setenv("PIP_INDEX_URL", url)  # the index pip uses is the one asked
+        done = CliRunner().invoke(app, [*args, "--repo-cache", str(tmp_path / "cache")])
+    assert done.exit_code == 0, done.output
+    report = json.loads(out.read_text())
+    first, second = report["rows"]
+    assert (first["runner"], first["runnable"], first["reason"]) == ("django", True, "runnable")
+    # the docstring-named test and Python 3.11's long form of the other are both found
+    assert first["gold"]["fail_to_pass"] == {"passed": 2}
+    assert first["none"]["fail_to_pass"] == {"failed": 2}
+    assert first["approximate_tree"] is True
+    assert first["tree_source"]["source"]["sdist"] == "Django-1.0.tar.gz"
+    assert first["tree_source"]["reversed"] == ["gold_patch", "test_patch"]
+    assert second["reason"] == "passes_without_fix" and second["approximate_tree"] is True
+    assert report["approximate_tree"] == {
+        "instances": 2,
+        "runnable": 1,
+        "counts": {"passes_without_fix": 1, "runnable": 1},
+    }
+    assert "approximate: Django-1.0.tar.gz" in done.output
+
+
+def test_a_log_that_names_no_status_is_unparsed_not_guessed() -> None:
+    from agentic_rubrics.pipeline.envcheck import why
+    from agentic_rubrics.sandbox.testrun import ExecRun
+
+    run = ExecRun(
+        "git_apply", exit_code=1, reason="no_tests_collected", excerpt="Segmentation fault"
+    )
+    assert why(run, "django") == ("unparsed_output", "exit 1: Segmentation fault")
+    assert why(run, "pytest") is None  # pytest's no-tests keeps its own reading
 
 
 def test_env_check_on_a_swerex_deployment(upstream: tuple[str, str], tmp_path: Path) -> None:
@@ -159,18 +212,23 @@ def test_env_check_refuses_an_unknown_instance(upstream: tuple[str, str], tmp_pa
 def test_runners_and_directives_as_the_harness_has_them() -> None:
     assert [runner_for(r) for r in ("sympy/sympy", "django/django", "psf/requests")] == [
         "sympy",
-        "unsupported",
+        "django",
         "pytest",
     ]
     patch = TESTS + _test_patch("data.json", "{}\n")
     assert directives(patch) == ["tests/test_calc.py"]
     log = "test_one ok\ntest_two F\n  test_three E\n_test_four f\n"
+    log += "test_five F                                  [FAIL]\ntest_six ok    [OK]\n"
     assert parse_outcomes("sympy", log) == {
         "test_one": "passed",
         "test_two": "failed",
         "test_three": "error",
         "_test_four": "xfailed",
+        "test_five": "failed",  # a file's last test carries the file's status after its own
+        "test_six": "passed",
     }
+    kept = [line for line in log.splitlines() if re.search(outcome_filter("sympy"), line)]
+    assert len(kept) == 6
 
 
 @pytest.fixture

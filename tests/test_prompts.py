@@ -58,6 +58,9 @@ SAMPLE = {
     "proxy": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
     "candidates": [{"id": "C1", "patch": "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-x = 1\n+x = 3\n"}],
     "candidate_ids": ["C1"],
+    "layout": "pytest",
+    "test_file": "test_issue.py",
+    "test_run": "python -m pytest -q test_issue.py",
 }
 
 

@@ -63,13 +63,17 @@ def test_conftests_anywhere_and_on_either_side_of_a_rename_or_a_deletion() -> No
     assert "a/helpers.py" not in neutralised_paths(infra_changes(patch))
 
 
-def test_the_graded_folder_is_found_at_the_root_only() -> None:
+def test_the_graded_folder_is_found_where_a_layout_puts_it_only() -> None:
     patch = _new(f"{GRADED_FOLDER}/conftest.py", "x = 1") + _new(
         f"pkg/{GRADED_FOLDER}/x.py", "x = 1"
     )
+    patch += _new(f"tests/{GRADED_FOLDER}/tests.py", "x = 1")  # Django's layout
+    patch += _new(f"sympy/{GRADED_FOLDER}/tests/test_x.py", "x = 1")  # sympy's
     assert _pairs(patch) == {
         (f"{GRADED_FOLDER}/conftest.py", "graded_folder"),
         (f"{GRADED_FOLDER}/conftest.py", "conftest"),
+        (f"tests/{GRADED_FOLDER}/tests.py", "graded_folder"),
+        (f"sympy/{GRADED_FOLDER}/tests/test_x.py", "graded_folder"),
     }
 
 

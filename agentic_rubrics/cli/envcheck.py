@@ -48,6 +48,19 @@ def _swerex(text: str | None) -> Any:
     return config
 
 
+ApproximateTrees = Annotated[
+    str,
+    typer.Option(
+        "--approximate-trees",
+        help="Where a repository too big to mirror (Django) is not to be had: its release sdist"
+        " from the index pip uses, as an approximate tree marked so (nearest: the version's first"
+        " release with the instance's patches taken out, else the release before it; first; last;"
+        " previous; none: off).",
+    ),
+]
+"""``--approximate-trees``: :mod:`agentic_rubrics.datasets.sdist_trees`'s rule, or ``none``."""
+
+
 def pick_instances(
     all_instances: list[TestedInstance], ids: str | None, limit: int | None
 ) -> list[Any]:
@@ -108,9 +121,9 @@ def env_check(
         ),
     ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds per run.", min=1)] = 300.0,
+    approximate_trees: ApproximateTrees = "nearest",
 ) -> None:
-    """Run each instance's FAIL_TO_PASS tests with the gold patch and with none, and say per
-    instance whether this environment can run its tests, and why not."""
+    """Run each instance's FAIL_TO_PASS with the gold patch and with none: can it run here, why not."""
     from agentic_rubrics.datasets.swebench_tests import load_tested_instances
     from agentic_rubrics.exceptions import AgenticRubricsError
 
@@ -120,7 +133,7 @@ def env_check(
         site = _site(test_python, _specs(env_spec), env_cache, repo_cache, deployment, timeout)
         # SWE-bench's images hold the repository: nothing to fetch for them
         fetch = repo_url != "none" and (deployment is None or deployment.needs_repo)
-        trees = _trees(repo_url if fetch else None, repo_cache)
+        trees = _trees(repo_url if fetch else None, repo_cache, approximate_trees)
     except AgenticRubricsError as exc:
         raise failed(exc) from exc
     _check(chosen, trees, site, out)
@@ -145,13 +158,29 @@ def _site(
     return CheckSite(python, specs, env_cache, swerex, limits)
 
 
-def _trees(url_template: str | None, cache: Path | None) -> Any:
+def _trees(url_template: str | None, cache: Path | None, approximate: str = "none") -> Any:
     from agentic_rubrics.datasets.repos import RepoCache
+    from agentic_rubrics.datasets.sdist_trees import RULES, SdistTrees, approximate_cache
+    from agentic_rubrics.exceptions import ConfigError, RepoError
 
+    if approximate != "none" and approximate not in RULES:
+        raise ConfigError(f"--approximate-trees {approximate}: one of {', '.join(RULES)}, none")
     if url_template is None:
         return lambda instance: None
     repos = RepoCache(cache, url_template)
-    return lambda instance: repos.checkout(instance.repo, instance.base_commit).path
+    folder = approximate_cache(cache)
+    sdist_trees = SdistTrees(folder, approximate) if approximate != "none" else None  # type: ignore[arg-type]
+
+    def tree(instance: Any) -> Path:
+        try:
+            return repos.checkout(instance.repo, instance.base_commit).path
+        except RepoError:
+            if sdist_trees is None or not sdist_trees.covers(instance.repo):
+                raise
+        patches = {"gold_patch": instance.gold_patch, "test_patch": instance.test_patch}
+        return sdist_trees.tree(instance.instance_id, instance.repo, instance.version, patches)
+
+    return tree
 
 
 def _check(chosen: list[Any], trees: Any, site: CheckSite, out: Path) -> None:

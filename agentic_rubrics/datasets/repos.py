@@ -73,7 +73,8 @@ class RepoTree:
 
     path: Path
     """The folder to explore (read-only when it comes from the cache)."""
-    source: Literal["cache", "repo_path"]
+    source: Literal["cache", "repo_path", "approximate"]
+    """``approximate``: a release sdist standing in for the base commit (``sdist_trees``)."""
     repo: str
     commit: str
     url: str | None

@@ -61,6 +61,12 @@ class RepoConfig(BaseModel):
     max_tree_mib: int = Field(2048, ge=1)
     """An exported tree larger than this in all is refused the same way (SWE-bench's trees: under
     50 MiB; sympy's largest 40)."""
+    approximate_trees: Path | None = None
+    """An ``env-check`` report (JSON): an instance whose row there is ``runnable`` on an approximate
+    tree (a release sdist standing in for a repository too big to mirror,
+    :mod:`agentic_rubrics.datasets.sdist_trees`) takes that same tree — from the cache env-check made
+    it in, its mark checked against the row — when its repository is not to be had; every result on
+    it is marked ``approximate_tree``. ``None``: never."""
     max_files: int = Field(200_000, ge=1)
     """An exported tree with more entries (files, links and folders) is refused the same way: git
     stores a folder once however often it recurs, so a few kilobytes can hold millions of empty

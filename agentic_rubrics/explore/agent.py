@@ -108,6 +108,10 @@ class AgentExplorer:
         """The submitted file's text -> (its content, or ``None``; errors; warnings)."""
         return validate_text(text)
 
+    def prompt_variables(self) -> dict[str, Any]:
+        """Variables of its role's prompt beyond the loop's own (none for the rubric agent)."""
+        return {}
+
     @property
     def native(self) -> bool:
         """Whether turns are native tool calls (litellm's capability lookup, unless configured)."""
@@ -163,6 +167,7 @@ class AgentExplorer:
             "explore": True,
             "native_tools": native,
             "errors": "",
+            **self.prompt_variables(),
         }
         messages = [
             {"role": "system", "content": p.render("system", **variables)},

@@ -246,6 +246,8 @@ class RunConfig(BaseModel):
         if self.verifiers == list(DEFAULT_VERIFIERS):
             data.pop("verifiers")  # a run of the rubric alone hashes as before it was a setting
         data["repos"] = {"fetch": self.repos.url_template is not None}
+        if self.repos.approximate_trees is not None:
+            data["repos"]["approximate_trees"] = True  # another tree than the base commit's
         data["model_selectors"] = self.model_selectors()
         if self.judge.kind == "llm" and self.judge.repeats > 1:
             data["seed"] = self.seed  # it orders the items of repeated judgements
@@ -294,7 +296,11 @@ def config_differences(recorded: dict[str, Any], wanted: dict[str, Any]) -> dict
             fetch_changed = (old.get("repos.url_template") is None) != (
                 new.get("repos.url_template") is None
             )
-            group = "results" if key == "repos.url_template" and fetch_changed else "transport"
+            results = (key == "repos.url_template" and fetch_changed) or (
+                key == "repos.approximate_trees"
+                and (old.get(key) is None) != (new.get(key) is None)
+            )
+            group = "results" if results else "transport"
         else:
             kind = setting_kind(parts)
             group = {"report": "report", "speed": "transport"}.get(kind or "results", "results")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,6 +11,7 @@ from typing import Any
 from pydantic import SecretStr
 
 from agentic_rubrics.datasets.repos import RepoCache, RepoTree, resolve_repo_path
+from agentic_rubrics.exceptions import RepoError
 from agentic_rubrics.explore import Explorer
 from agentic_rubrics.judge.judges import ChecksJudge, LLMJudge
 from agentic_rubrics.limits import Ledger, Limiter, LocalLimiter
@@ -19,6 +21,8 @@ from agentic_rubrics.pipeline.config import RunConfig
 from agentic_rubrics.protocols import Judge, Model
 from agentic_rubrics.redaction import Redactor, url_secrets
 from agentic_rubrics.types import Task
+
+log = logging.getLogger(__name__)
 
 SANDBOX_SLOT = "sandbox"
 
@@ -65,7 +69,37 @@ class RunContext:
             return None
         if self._repos is None:
             self._repos = RepoCache.from_config(self.config.repos)
-        return resolve_repo_path(task, self._repos)
+        if self.config.repos.approximate_trees is None:
+            return resolve_repo_path(task, self._repos)
+        try:
+            return resolve_repo_path(task, self._repos)
+        except RepoError as exc:
+            approximate = self._approximate(task)
+            if approximate is None:
+                raise
+            log.info("%s: %s; an approximate tree stands in", task.instance_id, exc.reason)
+            return approximate
+
+    def _approximate(self, task: Task) -> RepoTree | None:
+        """The approximate tree env-check found the task runnable on (``repos.approximate_trees``),
+        or ``None`` when there is none for it (its repository's own error then stands)."""
+        import time
+
+        from agentic_rubrics.datasets.sdist_trees import approved_tree, approximate_cache
+
+        report = self.config.repos.approximate_trees
+        assert report is not None
+        start = time.monotonic()
+        try:
+            cache = approximate_cache(self.config.repos.cache_dir)
+            path = approved_tree(report, task.instance_id, cache)
+        except RepoError as exc:
+            log.info("%s: no approximate tree: %s", task.instance_id, exc)
+            return None
+        seconds = time.monotonic() - start
+        return RepoTree(
+            path, "approximate", task.repo, task.base_commit, None, True, "none", seconds
+        )
 
     @classmethod
     def build(

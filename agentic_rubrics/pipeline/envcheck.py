@@ -8,7 +8,14 @@ and with none, where they must not. Each run is in the harness's order
 put back, then the test patch applied over the base version of the files it touches. An instance whose
 two runs say so is ``runnable``; any other gets the first reason that explains it (:data:`REASONS`).
 Nothing here calls a model. A FAIL_TO_PASS test passes as the harness's ``test_passed`` says: passed
-or xfailed (skipped, xpassed, absent: not).
+or xfailed (skipped, xpassed, absent: not); a name is looked up as the runner prints it
+(:func:`~agentic_rubrics.sandbox.testlogs.statuses`). A run whose log names no test status at all,
+under a runner other than pytest, is ``unparsed_output``: said, not guessed.
+
+A tree that is an approximate one (:mod:`~agentic_rubrics.datasets.sdist_trees`: a release sdist
+standing in for a repository not to be had, ``approximate.json`` beside it) gives its row
+``approximate_tree: true`` and the sdist's name, version and sha256 (``tree_source``); only such a row
+that is ``runnable`` says the tree may stand in for that instance.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ SCHEMA = "agentic-rubrics/env-check/1"
 REASONS = {
     "runnable": "FAIL_TO_PASS pass with the gold patch and fail without it",
     "no_repository": "the repository or its base commit is not to be had",
-    "unsupported_runner": "the repository's test runner is not supported (Django's runtests.py)",
+    "unsupported_runner": "the repository's test runner is not supported",
     "env_build_failed": "the environment's spec could not be installed",
     "no_fail_to_pass": "the instance names no FAIL_TO_PASS test",
     "missing_dependency": "a module the tests import is not installed",
@@ -44,6 +51,7 @@ REASONS = {
     "fails_with_gold": "FAIL_TO_PASS tests ran and did not pass with the gold patch",
     "passes_without_fix": "FAIL_TO_PASS tests passed with no patch",
     "sandbox_error": "the sandbox could not run the tests",
+    "unparsed_output": "the runner ran but its log names no test status the parser reads",
 }
 """Every reason an instance's row may give, and what it means."""
 _PASS = ("passed", "xfailed")  # swebench/harness/grading.py: test_passed
@@ -98,10 +106,22 @@ class CheckRow:
     gold: dict[str, Any] = field(default_factory=dict)
     none: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
+    approximate_tree: bool = False
+    """The tree was a release sdist standing in for the base commit (never the base commit itself)."""
+    tree_source: dict[str, Any] = field(default_factory=dict)
+    """An approximate tree's ``approximate.json``: the sdist, its version and sha256, the rule, the
+    patches taken back out."""
 
 
-def _summary(run: ExecRun, names: list[str]) -> dict[str, Any]:
-    statuses = Counter(run.outcomes.get(n, "missing") for n in names)
+def _found(runner: str, run: ExecRun, names: list[str]) -> dict[str, str]:
+    from agentic_rubrics.sandbox.testlogs import statuses
+
+    return dict(statuses(runner, run.outcomes, names))  # type: ignore[arg-type]
+
+
+def _summary(run: ExecRun, names: list[str], runner: str = "pytest") -> dict[str, Any]:
+    found = _found(runner, run, names)
+    statuses = Counter(found.get(n, "missing") for n in names)
     return {
         "reason": run.reason,
         "exit_code": run.exit_code,
@@ -111,7 +131,7 @@ def _summary(run: ExecRun, names: list[str]) -> dict[str, Any]:
     }
 
 
-def why(run: ExecRun) -> tuple[str, str] | None:
+def why(run: ExecRun, runner: str = "pytest") -> tuple[str, str] | None:
     """Why a run could not run its tests (a reason and a detail), from its reason and its log."""
     if run.reason in ("timeout", "test_patch_does_not_apply", "sandbox_error", "stage_failed"):
         return ("sandbox_error" if run.reason == "stage_failed" else run.reason), ""
@@ -125,20 +145,26 @@ def why(run: ExecRun) -> tuple[str, str] | None:
     if _COLLECT.search(text) or (run.reason == "no_tests_collected" and run.exit_code in (2, 4)):
         said = _SAID.search(text)
         return "collection_error", said.group(1).strip()[:160] if said else ""
+    if runner != "pytest" and run.reason == "no_tests_collected":
+        tail = " ".join(text.split())[-160:]
+        return "unparsed_output", f"exit {run.exit_code}: {tail}"
     return None
 
 
 def classify(instance: TestedInstance, gold: ExecRun, none: ExecRun) -> tuple[bool, str, str]:
     """Runnable, the reason and a detail, from the gold run and the run with no patch."""
-    names = instance.fail_to_pass
-    gold_ok = all(gold.outcomes.get(n) in _PASS for n in names)
-    none_fails = not any(none.outcomes.get(n) in _PASS for n in names)
+    from agentic_rubrics.sandbox.testlogs import runner_for
+
+    names, runner = instance.fail_to_pass, runner_for(instance.repo)
+    with_gold, without = _found(runner, gold, names), _found(runner, none, names)
+    gold_ok = all(with_gold.get(n) in _PASS for n in names)
+    none_fails = not any(without.get(n) in _PASS for n in names)
     if gold_ok and none_fails:
         return True, "runnable", ""
     if not gold_ok:
-        reason, detail = why(gold) or ("fails_with_gold", "")
+        reason, detail = why(gold, runner) or ("fails_with_gold", "")
         if reason == "fails_with_gold":
-            failing = [n for n in names if gold.outcomes.get(n) not in _PASS]
+            failing = [n for n in names if with_gold.get(n) not in _PASS]
             detail = f"{len(failing)} of {len(names)} not passed, e.g. {failing[0][:160]}"
         return False, reason, detail
     return False, "passes_without_fix", ""
@@ -201,8 +227,8 @@ async def check_instance(
                 read_only=interpreter.read_only if interpreter else None,
             )
     row.runnable, row.reason, row.detail = classify(instance, runs["gold"], runs["none"])
-    row.gold = _summary(runs["gold"], instance.fail_to_pass)
-    row.none = _summary(runs["none"], instance.fail_to_pass)
+    row.gold = _summary(runs["gold"], instance.fail_to_pass, runner)
+    row.none = _summary(runs["none"], instance.fail_to_pass, runner)
     return row
 
 
@@ -214,6 +240,7 @@ def check_instances(
     progress: Callable[[CheckRow], None] | None = None,
 ) -> list[CheckRow]:
     """Every instance's row, in order (``trees``: an instance's tree at its base commit, or ``None``)."""
+    from agentic_rubrics.datasets.sdist_trees import approximate_source
     from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
     from agentic_rubrics.sandbox.testrun import PreparedTree
 
@@ -226,11 +253,13 @@ def check_instances(
             tree = trees(instance)
         except RepoError as exc:
             tree, row.detail = None, str(exc)[:300]
+        if tree is not None and (source := approximate_source(tree)) is not None:
+            row.approximate_tree, row.tree_source = True, source
         needs_tree = site.swerex is None or site.swerex.needs_repo
         if tree is None and needs_tree:
             row.reason = "no_repository"
         elif site.swerex is not None:
-            row = _run(check_instance(instance, tree, site, None), row)
+            row = _marked(_run(check_instance(instance, tree, site, None), row), row)
         else:
             assert tree is not None and local_python is not None
             prepared = PreparedTree(tree)
@@ -245,7 +274,9 @@ def check_instances(
                         repo=instance.repo,
                         repo_version=instance.version,
                     )
-                row = _run(check_instance(instance, prepared.path, site, interpreter), row)
+                row = _marked(
+                    _run(check_instance(instance, prepared.path, site, interpreter), row), row
+                )
             except EnvBuildError as exc:
                 row.reason, row.detail = "env_build_failed", str(exc)[-300:]
             finally:
@@ -255,6 +286,11 @@ def check_instances(
         if progress is not None:
             progress(row)
     return rows
+
+
+def _marked(result: CheckRow, row: CheckRow) -> CheckRow:
+    result.approximate_tree, result.tree_source = row.approximate_tree, row.tree_source
+    return result
 
 
 def _run(job: Any, row: CheckRow) -> CheckRow:
@@ -269,6 +305,7 @@ def _run(job: Any, row: CheckRow) -> CheckRow:
 def report(rows: list[CheckRow], site: CheckSite) -> dict[str, Any]:
     """The JSON written: the site, the counts by reason, every row."""
     counts = Counter(r.reason for r in rows)
+    approximate = Counter(r.reason for r in rows if r.approximate_tree)
     return {
         "schema": SCHEMA,
         "site": site.describe(),
@@ -276,6 +313,11 @@ def report(rows: list[CheckRow], site: CheckSite) -> dict[str, Any]:
         "runnable": counts.get("runnable", 0),
         "counts": dict(sorted(counts.items())),
         "reasons": {k: REASONS[k] for k in sorted(counts)},
+        "approximate_tree": {
+            "instances": sum(approximate.values()),
+            "runnable": approximate.get("runnable", 0),
+            "counts": dict(sorted(approximate.items())),
+        },
         "rows": [asdict(r) for r in rows],
     }
 
@@ -283,11 +325,16 @@ def report(rows: list[CheckRow], site: CheckSite) -> dict[str, Any]:
 def table(rows: list[CheckRow]) -> str:
     """The rows as a Markdown table."""
     lines = [
-        "| instance | runner | runnable | reason | detail |",
-        "| --- | --- | --- | --- | --- |",
+        "| instance | runner | tree | runnable | reason | detail |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         detail = r.detail.replace("|", "\\|").replace("\n", " ")[:100]
         ok = "yes" if r.runnable else "no"
-        lines.append(f"| {r.instance_id} | {r.runner or '-'} | {ok} | {r.reason} | {detail} |")
+        tree = "base commit"
+        if r.approximate_tree:
+            tree = f"approximate: {r.tree_source.get('source', {}).get('sdist', '?')}"
+        lines.append(
+            f"| {r.instance_id} | {r.runner or '-'} | {tree} | {ok} | {r.reason} | {detail} |"
+        )
     return "\n".join(lines)

@@ -55,6 +55,10 @@ def _tests_lines(report: Report) -> list[str]:
             f" ({artifact} excluded: {excluded}); {found['scored_candidates']} candidates scored,"
             f" missing: {missing}"
         )
+        if approximate := found.get("approximate_tree"):
+            lines.append(
+                f"  - {approximate} graded on an approximate tree (a release sdist, not the base commit)"
+            )
     return lines
 
 

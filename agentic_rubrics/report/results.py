@@ -166,10 +166,13 @@ def _one_verifier(records: list[dict[str, Any]], scores: str) -> dict[str, Any]:
                 why = str(reasons.get(cid))
                 missing[why] = missing.get(why, 0) + 1
     graded = sum(1 for r in records if r.get("status") == "graded")
+    approximate = sum(1 for r in records if r.get("approximate_tree") is True)
     return {
         "tasks": len(records),
         "graded": graded,
         "excluded": dict(sorted(excluded.items())),
         "scored_candidates": scored,
         "missing_candidates": dict(sorted(missing.items())),
+        # graded on a release sdist standing in for the base commit (said only when some were)
+        **({"approximate_tree": approximate} if approximate else {}),
     }

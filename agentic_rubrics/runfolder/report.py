@@ -370,7 +370,9 @@ class Report(JsonView, _Part):
     cost: Cost
     verifiers: dict[str, dict[str, Any]] | None = None
     """Per verifier other than the rubric (``tests``, ``similarity``): ``tasks``, ``graded`` (tasks whose artifact
-    was valid), ``excluded`` and ``missing_candidates`` by reason, ``scored_candidates``."""
+    was valid), ``excluded`` and ``missing_candidates`` by reason, ``scored_candidates``;
+    ``approximate_tree``: tasks graded on a release sdist standing in for the base commit (only
+    when some were)."""
     """The run's model use."""
     similarity: Similarity | None
     """How agreement was measured (``None``: no task recorded it)."""

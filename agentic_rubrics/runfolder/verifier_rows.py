@@ -9,7 +9,7 @@ script's validation on the base tree), and, once its candidates are graded, ``ou
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -58,6 +58,9 @@ class TestRunRow(RowBase):
     infra: list[InfraKind] = Field(default_factory=list)
     """The kinds of test infrastructure the patch changes (:mod:`agentic_rubrics.test_infra`):
     put back to the base before the tests ran (``graded_folder``: the run was refused)."""
+    approximate_tree: bool = False
+    """The tree was a release sdist standing in for the base commit
+    (:mod:`agentic_rubrics.datasets.sdist_trees`), never the base commit itself."""
 
 
 class TestValidation(RowBase):
@@ -105,5 +108,8 @@ class ArtifactStatus(RowBase):
     """The script's validation on the base tree (the tests verifier)."""
     turns: int | None = None
     """Agent turns its writer used."""
+    approximate_tree: dict[str, Any] | None = None
+    """Where the tree it was validated on was a release sdist standing in for the base commit: what
+    ``approximate.json`` says of it (the sdist, its version and sha256); ``None``: the base commit."""
     seconds: float = 0.0
     """Wall time of writing and validating it."""

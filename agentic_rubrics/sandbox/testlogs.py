@@ -5,9 +5,10 @@ runs most repositories with ``pytest --no-header -rA --tb=no -p no:cacheprovider
 through ``tox --current-env -epy39 -v --``, which runs the same pytest), sympy with
 ``bin/test -C --verbose <files>`` and Django with ``./tests/runtests.py --verbosity 2
 --settings=test_sqlite --parallel 1 <modules>``; the files are those the test patch touches (its
-"directives"), and each test's status is read from the log (``log_parsers``). Here: pytest and sympy
-are run that way and read line by line; Django's runner (module names, a test's docstring printed in
-place of its name) is ``unsupported``, said so rather than guessed.
+"directives"), and each test's status is read from the log (``log_parsers``). Here all three are run
+that way and read line by line (Django's in :mod:`~agentic_rubrics.sandbox.testlogs_django`: module
+labels, a test's docstring printed in place of its name); a label is looked up in a log as the
+runner's names compare (:func:`statuses`: Django's two forms of a name are one).
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Literal
 
 from agentic_rubrics.sandbox.testrun import STATUS_WORDS, Status
 
-Runner = Literal["pytest", "sympy", "unsupported"]
+Runner = Literal["pytest", "sympy", "django", "unsupported"]
+"""``unsupported``: kept for callers that check for it; no repository maps to it today."""
 # the harness's NON_TEST_EXTS: files a test patch touches that are data, not tests to run
 _NOT_TESTS = (
     ".json",
@@ -34,7 +36,8 @@ _NOT_TESTS = (
     ".toml",
 )
 _DIFF = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
-_SYMPY = re.compile(r"^\s*(_*test_\w+)\s+(ok|F|E|f|X|s)\s*$", re.M)
+# bin/test --verbose ends a file's last test line with the file's status ("test_x F    [FAIL]")
+_SYMPY = re.compile(r"^\s*(_*test_\w+)\s+(ok|F|E|f|X|s)\s*(?:\[(?:OK|FAIL)\])?\s*$", re.M)
 _SYMPY_STATUS: dict[str, Status] = {
     "ok": "passed",
     "F": "failed",
@@ -43,6 +46,12 @@ _SYMPY_STATUS: dict[str, Status] = {
     "X": "xpassed",
     "s": "skipped",
 }
+_WORDS: dict[str, Status] = {
+    "PASSED": "passed",
+    "FAILED": "failed",
+    "ERROR": "error",
+    "SKIPPED": "skipped",
+}
 PYTEST_FLAGS = "--no-header -rA --tb=short -p no:cacheprovider"
 """The harness's pytest flags (``TEST_PYTEST``), with short tracebacks: a collection error says why."""
 
@@ -50,7 +59,7 @@ PYTEST_FLAGS = "--no-header -rA --tb=short -p no:cacheprovider"
 def runner_for(repo: str) -> Runner:
     """The harness's runner for ``owner/name``."""
     if repo == "django/django":
-        return "unsupported"
+        return "django"
     if repo == "sympy/sympy":
         return "sympy"
     return "pytest"
@@ -75,13 +84,21 @@ def command(runner: Runner, python: str, files: list[str]) -> str:
     if runner == "sympy":
         warnings = "PYTHONWARNINGS='ignore::UserWarning,ignore::SyntaxWarning'"
         return f"{warnings} {py} bin/test -C --verbose {quoted}"
+    if runner == "django":
+        from agentic_rubrics.sandbox.testlogs_django import command as django_command
+
+        return django_command(python, files)
     raise ValueError(f"no command for the {runner} runner")
 
 
 def outcome_filter(runner: Runner) -> str:
     """The extended regex (grep -E) of the lines that carry a test's status in ``runner``'s log."""
     if runner == "sympy":
-        return r"^\s*_*test_[A-Za-z0-9_]+\s+(ok|F|E|f|X|s)\s*$"
+        return r"^\s*_*test_[A-Za-z0-9_]+\s+(ok|F|E|f|X|s)\s*(\[(OK|FAIL)\])?\s*$"
+    if runner == "django":
+        from agentic_rubrics.sandbox.testlogs_django import LINES
+
+        return LINES
     return "^(" + "|".join(STATUS_WORDS) + ") "
 
 
@@ -89,6 +106,27 @@ def parse_outcomes(runner: Runner, lines: str) -> dict[str, Status]:
     """Test name -> status, from the filtered lines of ``runner``'s log."""
     if runner == "sympy":
         return {m.group(1): _SYMPY_STATUS[m.group(2)] for m in _SYMPY.finditer(lines)}
+    if runner == "django":
+        from agentic_rubrics.sandbox.testlogs_django import parse_log, without_headers
+
+        return {name: _WORDS[word] for name, word in without_headers(parse_log(lines)).items()}
     from agentic_rubrics.sandbox.testrun import parse_pytest_lines
 
     return parse_pytest_lines(lines)
+
+
+def statuses(runner: Runner, outcomes: dict[str, Status], names: list[str]) -> dict[str, Status]:
+    """Each of ``names`` (the harness's labels) with its status in ``outcomes`` where it has one,
+    names compared as ``runner`` prints them (Django: :func:`~agentic_rubrics.sandbox.testlogs_django.canonical`)."""
+    if runner != "django":
+        return {n: outcomes[n] for n in names if n in outcomes}
+    from agentic_rubrics.sandbox.testlogs_django import canonical
+
+    seen = {canonical(n): s for n, s in outcomes.items()}
+    seen.update(outcomes)  # a name as printed wins over its other form
+    out: dict[str, Status] = {}
+    for n in names:
+        status = seen.get(n, seen.get(canonical(n)))
+        if status is not None:
+            out[n] = status
+    return out

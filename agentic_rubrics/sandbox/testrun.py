@@ -264,9 +264,11 @@ def script(
     workdir: str = "/workspace",
     log: str = "/tmp/pytest.out",
     keep: str = "/tmp/agentic-rubrics-keep",
+    folder: str = TEST_DIR,
 ) -> str:
     """The shell script one run is (:mod:`~agentic_rubrics.sandbox.testscript`: the staged files at
-    ``stage``, the tree at ``workdir``, the tests' output in ``log``, the base copies in ``keep``)."""
+    ``stage``, the tree at ``workdir``, the tests' output in ``log``, the base copies in ``keep``,
+    the test files in ``folder``)."""
     if command is None:
         pytest = _PYTEST.format(python=shlex.quote(python), dir=TEST_DIR, root=shlex.quote(workdir))
         command = RunCommand(pytest, lines=PYTEST_LINES)
@@ -281,6 +283,7 @@ def script(
         log=log,
         keep=keep,
         exports=exports,
+        folder=folder,
     )
 
 
@@ -325,11 +328,12 @@ async def run_tests(
     command: RunCommand | None = None,
     read_only: dict[str, Path] | None = None,
     variables: dict[str, str] | None = None,
+    folder: str = TEST_DIR,
 ) -> ExecRun:
     """Apply ``patch`` (then ``test_patch``) over ``tree`` (a :class:`PreparedTree`'s path: never
     modified) in a sandbox and run ``tests`` there with ``python`` (or ``command``, with the tests in
     place); ``read_only``: host folders the sandbox sees read-only (an environment), ``variables``: its
-    environment variables."""
+    environment variables; ``folder``: where ``tests`` go in the tree."""
     from agentic_rubrics.sandbox.bwrap import BubblewrapSandbox
 
     limits = limits or ExecLimits()
@@ -353,7 +357,7 @@ async def run_tests(
         shutil.rmtree(stage, ignore_errors=True)
         raise
     prepared = time.perf_counter()
-    text = script(tests, python, limits, command, variables)
+    text = script(tests, python, limits, command, variables, folder=folder)
     try:
         done = await sandbox.run(text, timeout=limits.timeout_s, max_output=400_000)
     finally:

@@ -19,7 +19,8 @@ In order, inside the sandbox, in the tree's root:
    repository's own conftests and config load, the candidate's do not, and the test patch's files are
    as the harness's ``git checkout <base> -- <files>`` / ``rm -f <new files>`` leaves them
    (``swebench/harness/test_spec/python.py``, ``make_eval_script_list_py``);
-6. the test files are copied into :data:`~agentic_rubrics.test_infra.GRADED_FOLDER` (after the
+6. the test files are copied into the graded folder (:data:`~agentic_rubrics.test_infra.GRADED_FOLDER`
+   at the root, or where the repository's runner finds it, :mod:`~agentic_rubrics.sandbox.testlayout`) (after the
    candidate, as the harness adds its tests after it), and the test patch applied;
 7. the tests run, their status lines and the output's tail are printed.
 
@@ -104,7 +105,10 @@ grep -E {lines} {log} | head -n 20000 | cut -c1-400
 echo "@@TAIL"
 tail -c {tail} {log}
 """
-_COPY_TESTS = 'rm -rf {dir} && cp -r {stage}/tests {dir} 2>/dev/null || {{ echo "@@STAGE failed"; exit 0; }}\n'
+_COPY_TESTS = (
+    'rm -rf {dir} && mkdir -p "$(dirname {dir})" && cp -r {stage}/tests {dir} 2>/dev/null'
+    ' || {{ echo "@@STAGE failed"; exit 0; }}\n'
+)
 
 
 @dataclass(frozen=True)
@@ -163,11 +167,13 @@ def script_text(
     log: str,
     keep: str,
     exports: str = "",
+    folder: str = GRADED_FOLDER,
 ) -> str:
     """The script (module docstring): ``command`` in the tree's root, its log at ``log``, the
     lines matching ``lines`` (``grep -E``) and ``tail`` characters printed; ``keep``: a folder the
-    run may write its copies in; ``tests``: copy ``<stage>/tests`` into the graded folder."""
-    copy = _COPY_TESTS.format(stage=stage, dir=GRADED_FOLDER) if tests else ""
+    run may write its copies in; ``tests``: copy ``<stage>/tests`` into the graded folder
+    (``folder``: where the runner finds it, :mod:`~agentic_rubrics.sandbox.testlayout`)."""
+    copy = _COPY_TESTS.format(stage=stage, dir=shlex.quote(folder)) if tests else ""
     return _SCRIPT.format(
         workdir=shlex.quote(workdir),
         unset=" ".join(PYTEST_ENV),

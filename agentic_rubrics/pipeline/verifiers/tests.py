@@ -33,6 +33,7 @@ from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
+from agentic_rubrics.sandbox.testlayout import layout_for
 from agentic_rubrics.setting_effects import Effect
 from agentic_rubrics.types import SCHEMA, Task
 
@@ -181,6 +182,8 @@ class _Tree:
         self.prepared: Any = None
         self.problem: str | None = None
         self.interpreter: Any = None
+        self.approximate: dict[str, Any] | None = None
+        """``approximate.json`` of a tree that is a release sdist standing in for the base commit."""
 
     async def env(self) -> Any:
         """The task's :class:`~agentic_rubrics.sandbox.testenv.Interpreter` (its spec's venv, built
@@ -210,6 +213,9 @@ class _Tree:
             if tree is None:
                 self.problem = "no_repository"
                 return None
+            from agentic_rubrics.datasets.sdist_trees import approximate_source
+
+            self.approximate = approximate_source(tree.path)
             self.prepared = await asyncio.to_thread(PreparedTree, tree.path)
         return None if self.prepared is None else Path(self.prepared.path)
 
@@ -276,11 +282,15 @@ class TestsVerifier:
                 files, reason = {}, tree.problem or "no_repository"
             else:
                 slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
-                runner = runner_for(path, files, own.tests, slot, interpreter)
+                runner = runner_for(
+                    path, files, own.tests, slot, interpreter, layout_for(task.repo)
+                )
                 validation = await validate(
                     runner, own.tests.base_runs, task.instance_id, ctx.redact
                 )
                 status.update(validation=validation.model_dump(mode="json", by_alias=True))
+                if tree.approximate is not None:
+                    status.update(approximate_tree=tree.approximate)
         if files:
             status.update(status="ok", files=sorted(files), hash=files_hash(files))
         else:
@@ -334,7 +344,7 @@ class TestsVerifier:
             patches.setdefault(key, c.patch)
         slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
         own = settings(ctx).tests
-        runner = runner_for(path, artifact.files, own, slot, interpreter)
+        runner = runner_for(path, artifact.files, own, slot, interpreter, layout_for(task.repo))
         grades = await grade(
             runner,
             patches,
@@ -344,11 +354,14 @@ class TestsVerifier:
             instance_id=task.instance_id,
             redact=ctx.redact,
         )
-        return _graded(task, grades, graded)
+        return _graded(task, grades, graded, approximate=tree.approximate is not None)
 
 
-def _graded(task: Task, grades: Grades, graded: Graded) -> Graded:
-    """The grades as the task's record holds them."""
+def _graded(task: Task, grades: Grades, graded: Graded, *, approximate: bool = False) -> Graded:
+    """The grades as the task's record holds them (``approximate``: on a release sdist standing in
+    for the base commit, each row and the record say so)."""
+    if approximate:
+        grades.rows = [r.model_copy(update={"approximate_tree": True}) for r in grades.rows]
     graded.baselines[FEATURE] = {
         "status": "graded",
         "reason": None,
@@ -357,6 +370,7 @@ def _graded(task: Task, grades: Grades, graded: Graded) -> Graded:
         "infra": grades.infra,
         "counted": len(grades.counted),
         "excluded": grades.excluded,
+        **({"approximate_tree": True} if approximate else {}),
     }
     where = f"{FEATURE}/{safe_name(task.instance_id)}/outcomes.jsonl"
     graded.files[where] = "".join(

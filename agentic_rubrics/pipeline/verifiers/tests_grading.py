@@ -251,20 +251,39 @@ def limits_of(config: Any) -> ExecLimits:
 
 
 def runner_for(
-    tree: Any, files: dict[str, str], config: Any, slot: Any, interpreter: Any = None
+    tree: Any,
+    files: dict[str, str],
+    config: Any,
+    slot: Any,
+    interpreter: Any = None,
+    layout: Any = None,
 ) -> Runner:
     """A :data:`Runner` over a prepared tree: each run takes one of the run's sandbox slots;
     ``interpreter`` (:class:`~agentic_rubrics.sandbox.testenv.Interpreter`): the Python and the
-    host folders the sandbox sees read-only (``config.python`` alone without it)."""
-    tests = {name: text.encode("utf-8", "surrogateescape") for name, text in files.items()}
+    host folders the sandbox sees read-only (``config.python`` alone without it); ``layout``
+    (:class:`~agentic_rubrics.sandbox.testlayout.Layout`): where the files go and the runner that
+    runs them (pytest at the root without it)."""
+    from agentic_rubrics.sandbox.testlayout import LAYOUTS
+
+    layout = layout or LAYOUTS["pytest"]
+    given = {**layout.extra, **files}
+    tests = {name: text.encode("utf-8", "surrogateescape") for name, text in given.items()}
     limits = limits_of(config)
     python = interpreter.python if interpreter is not None else config.python
     read_only = interpreter.read_only if interpreter is not None else None
+    command = layout.command(python, sorted(given))
 
     async def run(patch: str) -> ExecRun:
         async with slot():
             return await run_tests(
-                tree, patch, tests, python=python, limits=limits, read_only=read_only
+                tree,
+                patch,
+                tests,
+                python=python,
+                limits=limits,
+                read_only=read_only,
+                command=command,
+                folder=layout.folder,
             )
 
     return run

@@ -19,6 +19,7 @@ async def write_tests(
     """The script (``{file name: text}``, empty when none was written), why not, the trajectory
     (when trajectories are kept) and the turns used."""
     from agentic_rubrics.explore.test_writer import TEST_FILE, TestWriterAgent
+    from agentic_rubrics.sandbox.testlayout import layout_for
 
     cfg = ctx.config.explorer
     assert ctx.explorer_model is not None, "the test writer needs the explorer's model"
@@ -28,6 +29,7 @@ async def write_tests(
         command_timeout=cfg.command_timeout,
         max_observation=cfg.max_observation,
         tool_calls=cfg.tool_calls,
+        layout=layout_for(task.repo),  # the test where the repository's runner finds it
     )
     shown = task.model_copy(update={"candidates": []})  # never a candidate's patch
     written = await write_in_sandbox(task, ctx, lambda sandbox: writer.write(shown, sandbox))
