@@ -279,3 +279,54 @@ def test_the_build_keeps_the_network_and_gets_pip_and_spec_variables(
     assert ["--bind", str(open_dir / "env"), str(open_dir / "env")] == argv[
         argv.index(str(open_dir / "env")) - 1 : argv.index(str(open_dir / "env")) + 2
     ]
+
+
+def test_what_the_install_writes_in_the_tree_is_laid_over_each_tree(open_dir: Path) -> None:
+    # setuptools-scm's _version.py, egg-info, extensions built in place: SWE-bench's images have them
+    # in /testbed; the build ran on a copy, so each task's tree gets them from the environment
+    from agentic_rubrics.sandbox.testenv import add_built_files
+
+    tree = open_dir / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("from pkg._version import VERSION\n")
+    (tree / "setup.py").write_text(
+        "from pathlib import Path\nfrom setuptools import setup\n"
+        "Path('pkg/_version.py').write_text('VERSION = \"1.2\"\\n')\n"
+        "setup(name='pkg', version='1.2', packages=['pkg'])\n"
+    )
+    # no index, no isolated build: the venv's own setuptools runs setup.py
+    offline = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+    interp = build_env(
+        EnvSpec(build_env=offline), tree, cache_dir=open_dir / "envs", repo="a/b", repo_version="1"
+    )
+    assert interp.tree_files is not None
+    assert (interp.tree_files / "pkg" / "_version.py").is_file()
+    assert not (interp.tree_files / "setup.py").exists()  # only what the tree did not have
+    assert not (tree / "pkg" / "_version.py").exists()  # the build ran on a copy
+    probe = f"{interp.python} -c 'import pkg; print(\"PASSED\", pkg.VERSION)'"
+
+    def run(lay_over: bool) -> dict[str, str]:
+        prepared = PreparedTree(tree)
+        try:
+            if lay_over:
+                assert add_built_files(interp, prepared.path) >= 1
+            done = asyncio.run(
+                run_tests(
+                    prepared.path,
+                    "",
+                    {},
+                    command=RunCommand(probe),
+                    read_only=interp.read_only,
+                    limits=ExecLimits(timeout_s=60),
+                )
+            )
+        finally:
+            prepared.close()
+        return dict(done.outcomes)
+
+    assert run(lay_over=False) == {}  # ModuleNotFoundError: pkg._version
+    assert run(lay_over=True) == {"1.2": "passed"}
+    cached = build_env(
+        EnvSpec(build_env=offline), tree, cache_dir=open_dir / "envs", repo="a/b", repo_version="1"
+    )
+    assert (cached.built, cached.tree_files) == (False, interp.tree_files)

@@ -214,7 +214,7 @@ def check_instances(
     progress: Callable[[CheckRow], None] | None = None,
 ) -> list[CheckRow]:
     """Every instance's row, in order (``trees``: an instance's tree at its base commit, or ``None``)."""
-    from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
+    from agentic_rubrics.sandbox.testenv import add_built_files, build_env, named_interpreter
     from agentic_rubrics.sandbox.testrun import PreparedTree
 
     local_python = None if site.swerex is not None else named_interpreter(site.python)
@@ -245,6 +245,7 @@ def check_instances(
                         repo=instance.repo,
                         repo_version=instance.version,
                     )
+                    add_built_files(interpreter, prepared.path)
                 row = _run(check_instance(instance, prepared.path, site, interpreter), row)
             except EnvBuildError as exc:
                 row.reason, row.detail = "env_build_failed", str(exc)[-300:]

@@ -15,7 +15,11 @@ interpreter's real path and version, the repository and the version. The build:
    ``/workspace``. The tree's ``setup.py`` runs there, confined, never on this machine. ``pip install
    -e /workspace`` makes the editable install point at ``/workspace``: inside a test's sandbox that is
    the candidate's tree, as ``/testbed`` is in the harness's images;
-3. ``env.json`` written last: a venv without it is a failed build, removed and built again.
+3. what the install wrote into the tree (``_version.py`` of setuptools-scm, ``*.egg-info``, compiled
+   extensions built in place: files the tree did not have, outside ``build/`` and caches) kept under
+   ``<key>/tree`` and laid over each task's prepared tree (:func:`add_built_files`), as SWE-bench's
+   images have them in ``/testbed``: an editable install reads them from the tree, not the venv;
+4. ``env.json`` written last: a venv without it is a failed build, removed and built again.
 
 A test's sandbox has no network (candidate code never gets one) and sees the venv read-only. A build
 that cannot install (no index reachable, a requirement that does not exist, a tree that does not build)
@@ -40,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentic_rubrics.exceptions import SandboxError
 
 SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib/", "/lib64/")
-_SCHEMA = "agentic-rubrics/env/1"
+_SCHEMA = "agentic-rubrics/env/2"  # 2: what the install wrote in the tree kept
 _PROBE = "import sys; print(sys.version.split()[0]); print(sys.prefix); print(sys.base_prefix)"
 
 
@@ -139,6 +143,8 @@ class Interpreter:
     """``3.11.2``."""
     built: bool = False
     """This call built the environment (``False``: it was cached, or none is built)."""
+    tree_files: Path | None = None
+    """What the install wrote into the tree, by relative path (:func:`add_built_files`)."""
 
 
 def probe(python: str) -> tuple[str, str, str]:
@@ -207,8 +213,12 @@ def build_env(
     cache_dir.mkdir(parents=True, exist_ok=True)
     home = cache_dir / key
     python = home / "venv" / "bin" / "python"
+    built_files = home / "tree" if spec.install_tree else None
     interpreter = Interpreter(
-        python=str(python), read_only={str(home): home, **_binds(base)}, version=version
+        python=str(python),
+        read_only={str(home): home, **_binds(base)},
+        version=version,
+        tree_files=built_files,
     )
     with FileLock(str(cache_dir / f"{key}.lock")):
         if (home / "env.json").is_file():
@@ -227,7 +237,11 @@ def build_env(
         marker.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         marker.replace(home / "env.json")
     return Interpreter(
-        python=interpreter.python, read_only=interpreter.read_only, version=version, built=True
+        python=interpreter.python,
+        read_only=interpreter.read_only,
+        version=version,
+        built=True,
+        tree_files=built_files,
     )
 
 
@@ -278,6 +292,60 @@ def _build(spec: EnvSpec, tree: Path, home: Path, python: str) -> None:
         if done.returncode != 0:
             said = (done.stderr + done.stdout).strip()[-800:]
             raise EnvBuildError(f"pip install failed (exit {done.returncode}): {said}")
+        if spec.install_tree:
+            keep_built_files(tree, work, home / "tree")
+
+
+_NOT_BUILT = frozenset({"__pycache__", "build", ".eggs", ".git", ".tox", ".pytest_cache"})
+MAX_BUILT_BYTES = 512 << 20
+"""What an install may write into the tree and have kept (compiled extensions included)."""
+
+
+def keep_built_files(tree: Path, work: Path, dest: Path) -> int:
+    """Copy to ``dest`` the files of ``work`` (the tree after the install) that ``tree`` does not
+    have; the number kept. EnvBuildError when they exceed :data:`MAX_BUILT_BYTES`."""
+    total = kept = 0
+    for folder, dirs, files in os.walk(work):
+        dirs[:] = [d for d in dirs if d not in _NOT_BUILT]
+        rel = Path(folder).relative_to(work)
+        for name in files:
+            source = Path(folder, name)
+            if source.is_symlink() or (tree / rel / name).exists() or not source.is_file():
+                continue
+            total += source.stat().st_size
+            if total > MAX_BUILT_BYTES:
+                raise EnvBuildError(
+                    f"the install wrote over {MAX_BUILT_BYTES >> 20} MiB in the tree"
+                )
+            (dest / rel).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / rel / name)
+            kept += 1
+    dest.mkdir(parents=True, exist_ok=True)
+    return kept
+
+
+def add_built_files(interpreter: Interpreter, tree: Path) -> int:
+    """Lay what the environment's install wrote into its tree over ``tree`` (a task's prepared tree,
+    before any candidate runs), handed to the sandbox's user; the number of files added (a file the
+    tree has is left as it is)."""
+    from agentic_rubrics.sandbox.holder import give_away
+
+    source = interpreter.tree_files
+    if source is None or not source.is_dir():
+        return 0
+    added = 0
+    for folder, _, files in os.walk(source):
+        rel = Path(folder).relative_to(source)
+        for name in files:
+            target = tree / rel / name
+            if target.exists() or target.is_symlink():
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(folder, name), target)
+            added += 1
+    if added:
+        give_away(tree)
+    return added
 
 
 def networked_argv(
