@@ -178,7 +178,7 @@ async def compare_instance(
     from agentic_rubrics.sandbox.base import Where
     from agentic_rubrics.sandbox.testenv import add_built_files, build_env
     from agentic_rubrics.sandbox.testrun import PreparedTree, run_tests
-    from agentic_rubrics.sandbox.testrun_swerex import run_tests_swerex
+    from agentic_rubrics.sandbox.testrun_docker import run_candidates_docker
 
     names = [*record.fail_to_pass, *record.pass_to_pass]
     prepared = PreparedTree(checker.tree(record))
@@ -193,33 +193,34 @@ async def compare_instance(
             repo_version=record.version,
         )
         add_built_files(interp, prepared.path)
-        seen: dict[str, dict[str, Any]] = {}
+        distinct = {c.patch: f"p{n}" for n, c in enumerate(task.candidates)}
+        local = {}
+        for patch, pid in distinct.items():
+            local[pid] = await run_tests(
+                prepared.path,
+                patch,
+                {},
+                python=interp.python,
+                limits=checker.limits,
+                test_patch=record.test_patch,
+                command=_command(record, interp.python),
+                read_only=interp.read_only,
+            )
+        docker = await run_candidates_docker(
+            config,
+            Where(record.instance_id, None, base_commit=record.base_commit),
+            {pid: patch for patch, pid in distinct.items()},
+            {},
+            python="python",
+            limits=checker.limits,
+            test_patch=record.test_patch,
+            command=_command(record, "python"),
+            parallel=1,
+        )
         out = []
         for c in task.candidates:
-            if c.patch not in seen:
-                local = await run_tests(
-                    prepared.path,
-                    c.patch,
-                    {},
-                    python=interp.python,
-                    limits=checker.limits,
-                    test_patch=record.test_patch,
-                    command=_command(record, interp.python),
-                    read_only=interp.read_only,
-                )
-                where = Where(record.instance_id, None, base_commit=record.base_commit)
-                docker = await run_tests_swerex(
-                    config,
-                    where,
-                    c.patch,
-                    {},
-                    python="python",
-                    limits=checker.limits,
-                    test_patch=record.test_patch,
-                    command=_command(record, "python"),
-                )
-                seen[c.patch] = {"bwrap": _verdict(local, names), "docker": _verdict(docker, names)}
-            b, d = seen[c.patch]["bwrap"], seen[c.patch]["docker"]
+            pid = distinct[c.patch]
+            b, d = _verdict(local[pid], names), _verdict(docker[pid], names)
             differing = [n for n in names if b["statuses"][n] != d["statuses"][n]]
             out.append(
                 {

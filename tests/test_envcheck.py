@@ -130,6 +130,34 @@ def test_env_check_says_which_instances_can_run_their_tests(
     assert report["complete"] is True
 
 
+def test_a_runner_whose_output_cannot_be_read_is_a_reason_and_the_check_goes_on(
+    upstream: tuple[str, str], tmp_path: Path
+) -> None:
+    # the runner ends before it reports a status (a conftest leaving at once, as a runner crashing or
+    # a log of another format would): nothing to read is said so, not "fails with gold"
+    template, sha = upstream
+    mute = TESTS + _test_patch("conftest.py", "import os\nos._exit(0)\n").replace(
+        "tests/conftest.py", "conftest.py"
+    )
+    rows = [
+        _row("acme__calc-1", "acme/calc", sha, mute, ["tests/test_calc.py::test_add"]),
+        _row("acme__calc-2", "acme/calc", sha, TESTS, ["tests/test_calc.py::test_add"]),
+    ]
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "check.json"
+    args = ["env-check", str(dataset), "--out", str(out), "--repo-url", template]
+    done = CliRunner().invoke(app, [*args, "--repo-cache", str(tmp_path / "cache")])
+    assert done.exit_code == 0, done.output
+    report = json.loads(out.read_text())
+    assert [(r["instance_id"], r["reason"]) for r in report["rows"]] == [
+        ("acme__calc-1", "unparsable_output"),
+        ("acme__calc-2", "runnable"),
+    ]
+    assert report["rows"][0]["gold"]["tests_reported"] == 0
+    assert "unparsable_output" in report["reasons"]
+
+
 def test_env_check_on_a_swerex_deployment(upstream: tuple[str, str], tmp_path: Path) -> None:
     template, sha = upstream
     dataset = tmp_path / "rows.jsonl"

@@ -24,7 +24,9 @@ from typing import Any
 
 from agentic_rubrics.datasets.swebench_tests import TestedInstance
 from agentic_rubrics.exceptions import RepoError, SandboxError
+from agentic_rubrics.sandbox.docker_cli import DOCKER_REASONS
 from agentic_rubrics.sandbox.swerex import SweRexConfig
+from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, Interpreter
 from agentic_rubrics.sandbox.testrun import ExecLimits, ExecRun, RunCommand
 
@@ -44,9 +46,18 @@ REASONS = {
     "fails_with_gold": "FAIL_TO_PASS tests ran and did not pass with the gold patch",
     "passes_without_fix": "FAIL_TO_PASS tests passed with no patch",
     "sandbox_error": "the sandbox could not run the tests",
+    "unparsable_output": "the runner's output named no test (nothing to read a status from)",
+    "docker_unavailable": "no docker command, or its daemon does not answer",
+    "docker_failed": "a docker command failed (its message is in the detail)",
+    "image_missing": "the instance's image is not on this machine and was not pulled",
+    "container_failed": "the container exited, or its runtime never answered",
+    "runtime_lost": "the container's runtime stopped answering during the run",
+    "oom": "a process of the container was killed by its memory limit",
+    "network_refused": "the network cut was refused: the container shares this machine's network",
 }
 """Every reason an instance's row may give, and what it means."""
 _PASS = ("passed", "xfailed")  # swebench/harness/grading.py: test_passed
+_DOCKER = frozenset(DOCKER_REASONS)  # the codes of a container's failure
 _MISSING = re.compile(r"No module named '?([\w.]+)")
 _IMPORT = re.compile(r"ImportError: ([^\n]{0,160})")
 _SAID = re.compile(r"^E\s+(\S[^\n]*)", re.M)
@@ -115,6 +126,8 @@ def why(run: ExecRun) -> tuple[str, str] | None:
     """Why a run could not run its tests (a reason and a detail), from its reason and its log."""
     if run.reason in ("timeout", "test_patch_does_not_apply", "sandbox_error", "stage_failed"):
         return ("sandbox_error" if run.reason == "stage_failed" else run.reason), ""
+    if run.reason in _DOCKER:  # a container's failure, said by its code
+        return run.reason, " ".join(run.excerpt.split())[-160:]
     if run.reason == "patch_does_not_apply":
         return "gold_does_not_apply", ""
     text = run.excerpt
@@ -136,7 +149,9 @@ def classify(instance: TestedInstance, gold: ExecRun, none: ExecRun) -> tuple[bo
     if gold_ok and none_fails:
         return True, "runnable", ""
     if not gold_ok:
-        reason, detail = why(gold) or ("fails_with_gold", "")
+        # a run that reported no test at all, for no reason of its own: its output was not read
+        unread = ("unparsable_output", "") if not gold.outcomes else ("fails_with_gold", "")
+        reason, detail = why(gold) or unread
         if reason == "fails_with_gold":
             failing = [n for n in names if gold.outcomes.get(n) not in _PASS]
             detail = f"{len(failing)} of {len(names)} not passed, e.g. {failing[0][:160]}"
@@ -175,7 +190,11 @@ async def check_instance(
         parse=lambda lines: parse_outcomes(runner, lines),
     )
     runs: dict[str, ExecRun] = {}
+    if isinstance(site.swerex, SweRexDockerConfig):
+        runs = await _in_containers(instance, site.swerex, python, site.limits, run_command)
     for name, patch in (("gold", instance.gold_patch), ("none", "")):
+        if name in runs:
+            continue
         if site.swerex is not None:
             where = Where(instance.instance_id, tree, base_commit=instance.base_commit)
             runs[name] = await run_tests_swerex(
@@ -204,6 +223,31 @@ async def check_instance(
     row.gold = _summary(runs["gold"], instance.fail_to_pass)
     row.none = _summary(runs["none"], instance.fail_to_pass)
     return row
+
+
+async def _in_containers(
+    instance: TestedInstance,
+    config: SweRexDockerConfig,
+    python: str,
+    limits: ExecLimits,
+    command: RunCommand,
+) -> dict[str, ExecRun]:
+    """Both runs in docker: one prepared image, each run in a container of its own, one at a time; a
+    container's failure (the daemon gone, the memory limit, output not read) is the run's reason."""
+    from agentic_rubrics.sandbox.base import Where
+    from agentic_rubrics.sandbox.testrun_docker import run_candidates_docker
+
+    return await run_candidates_docker(
+        config,
+        Where(instance.instance_id, None, base_commit=instance.base_commit),
+        {"gold": instance.gold_patch, "none": ""},
+        {},
+        python=python,
+        limits=limits,
+        test_patch=instance.test_patch,
+        command=command,
+        parallel=1,
+    )
 
 
 def check_instances(
@@ -262,7 +306,9 @@ def _run(job: Any, row: CheckRow) -> CheckRow:
     try:
         result: CheckRow = asyncio.run(job)
     except SandboxError as exc:
-        row.reason, row.detail = "sandbox_error", str(exc)[:300]
+        row.reason = getattr(exc, "reason", "sandbox_error")  # a DockerError's code
+        row.reason = row.reason if row.reason in REASONS else "sandbox_error"
+        row.detail = str(exc)[:300]
         return row
     return result
 

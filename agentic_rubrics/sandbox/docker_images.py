@@ -176,7 +176,18 @@ def _run(argv: list[str], what: str, *, timeout: float, stdin: bytes | None = No
 
 def _build(context: Path, tag: str, what: str, dockerfile: str, timeout: float) -> None:
     (context / "Dockerfile").write_text(dockerfile, encoding="utf-8")
-    argv = ["build", "-q", "--network", "host", "--label", "agentic_rubrics=1", "-t", tag]
+    # --force-rm: a step that fails leaves no container behind (docker keeps it by default)
+    argv = [
+        "build",
+        "-q",
+        "--force-rm",
+        "--network",
+        "host",
+        "--label",
+        "agentic_rubrics=1",
+        "-t",
+        tag,
+    ]
     try:
         docker([*argv, str(context)], timeout=timeout, what=what)
     except DockerError as exc:
