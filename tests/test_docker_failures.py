@@ -8,6 +8,7 @@ tests/test_docker_real.py builds (same spec and commit: the same hash, built onc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -222,3 +223,25 @@ def test_a_failed_image_build_is_a_row_and_the_rest_are_built(
     assert [c for c in labelled() if c not in before and "agentic_rubrics.owner=" not in c] == []
     assert ours() == []
     docker(["rmi", "-f", report["rows"][1]["image"]], timeout=120)
+
+
+def test_a_cut_container_fails_name_lookups_at_once(env_image: str) -> None:
+    # as bubblewrap's empty network namespace does: docker's embedded DNS, unreachable once the
+    # network is cut, made each lookup wait 10 s (tests that try the network then ran into timeouts)
+    from agentic_rubrics.sandbox.base import Where
+    from agentic_rubrics.sandbox.testrun_docker import run_candidates_docker
+
+    probe = (
+        "import socket, time\n\ndef test_lookup():\n    start = time.monotonic()\n    try:\n"
+        "        socket.getaddrinfo('example.org', 80)\n    except OSError:\n        pass\n"
+        "    assert time.monotonic() - start < 2\n"
+    )
+    config = SweRexDockerConfig(image=IMAGE, conda_env=None, pull="never")
+    runs = asyncio.run(
+        run_candidates_docker(
+            config, Where("demo__pkg-1", None), {"c": ""}, {"test_dns.py": probe.encode()},
+            limits=ExecLimits(timeout_s=120),
+        )
+    )  # fmt: skip
+    assert runs["c"].outcomes == {"agentic_rubrics_tests/test_dns.py::test_lookup": "passed"}
+    assert ours() == []
