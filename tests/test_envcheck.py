@@ -20,7 +20,13 @@ from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
-from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, build_env, env_key
+from agentic_rubrics.sandbox.testenv import (
+    EnvBuildError,
+    EnvSpec,
+    build_env,
+    env_key,
+    packaging_hash,
+)
 from agentic_rubrics.sandbox.testlogs import directives, parse_outcomes, runner_for
 from agentic_rubrics.sandbox.testrun import ExecLimits, PreparedTree, RunCommand, run_tests
 
@@ -227,8 +233,19 @@ def test_the_spec_env_is_built_once_and_seen_read_only(open_dir: Path) -> None:
         env_key(spec, **key, repo_version="2"),  # another version, another venv
         env_key(EnvSpec(install_tree=False, requirements=["x"]), **key, repo_version="1"),
         env_key(EnvSpec(install_tree=False, build_env={"A": "1"}), **key, repo_version="1"),
+        # an installed tree whose packaging files differ (another commit's dependencies)
+        env_key(spec, **key, repo_version="1", packaging="0123456789abcdef"),
     }
-    assert len(keys) == 4
+    assert len(keys) == 5
+    (tree / "setup.py").write_text(
+        "from setuptools import setup\nsetup(install_requires=['a<2'])\n"
+    )
+    before = packaging_hash(tree)
+    (tree / "setup.py").write_text(
+        "from setuptools import setup\nsetup(install_requires=['a<3'])\n"
+    )
+    assert packaging_hash(tree) != before
+    (tree / "setup.py").unlink()
     prepared = PreparedTree(tree)
     try:
         venv = Path(first.python).parents[1]

@@ -6,7 +6,8 @@ sees the system folders read-only, and the interpreter's own prefix too when it 
 
 A spec (:class:`EnvSpec`: a requirements list and whether to ``pip install -e .`` the tree) builds a
 venv with the spec's interpreter under ``<cache>/envs/<key>/venv``, the key a hash of the spec, the
-interpreter's real path and version, the repository and the version. The build:
+interpreter's real path and version, the repository and the version (and, for an installed tree, its
+packaging files: two commits of one version may depend on other releases). The build:
 
 1. ``python -m venv`` on this machine (the standard library only: no repository code runs here);
 2. ``pip install`` inside a bubblewrap sandbox that, unlike every other, keeps this machine's network
@@ -180,8 +181,34 @@ def named_interpreter(python: str) -> Interpreter:
     return Interpreter(python=python, read_only=_binds(prefix, base), version=version)
 
 
-def env_key(spec: EnvSpec, *, real_python: str, version: str, repo: str, repo_version: str) -> str:
-    """The cache key of a spec's environment for one (repository, version)."""
+PACKAGING_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "requirements.txt")
+"""What a tree declares its dependencies in: an installed tree's venv is keyed by them too."""
+
+
+def packaging_hash(tree: Path) -> str:
+    """A hash of the tree's packaging files at its root (two commits of one version may ask for
+    other dependencies: pylint 2.15's pin astroid differently)."""
+    digest = hashlib.sha256()
+    for name in PACKAGING_FILES:
+        path = tree / name
+        digest.update(name.encode() + b"\0")
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def env_key(
+    spec: EnvSpec,
+    *,
+    real_python: str,
+    version: str,
+    repo: str,
+    repo_version: str,
+    packaging: str = "",
+) -> str:
+    """The cache key of a spec's environment for one (repository, version), and for an installed
+    tree its packaging files' hash (:func:`packaging_hash`)."""
     record = {
         "schema": _SCHEMA,
         "python": real_python,
@@ -192,6 +219,8 @@ def env_key(spec: EnvSpec, *, real_python: str, version: str, repo: str, repo_ve
         "repo": repo,
         "version": repo_version,
     }
+    if packaging:
+        record["packaging"] = packaging
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -209,7 +238,15 @@ def build_env(
 
     version, _, base = probe(spec.python)
     real = os.path.realpath(spec.python)
-    key = env_key(spec, real_python=real, version=version, repo=repo, repo_version=repo_version)
+    packaging = packaging_hash(tree) if spec.install_tree else ""
+    key = env_key(
+        spec,
+        real_python=real,
+        version=version,
+        repo=repo,
+        repo_version=repo_version,
+        packaging=packaging,
+    )
     cache_dir.mkdir(parents=True, exist_ok=True)
     home = cache_dir / key
     python = home / "venv" / "bin" / "python"
