@@ -150,7 +150,9 @@ def classify(instance: TestedInstance, gold: ExecRun, none: ExecRun) -> tuple[bo
         return True, "runnable", ""
     if not gold_ok:
         # a run that reported no test at all, for no reason of its own: its output was not read
-        unread = ("unparsable_output", "") if not gold.outcomes else ("fails_with_gold", "")
+        said = [line.strip() for line in gold.excerpt.splitlines() if line.strip()]
+        last = said[-1][:160] if said else ""  # what the runner said last (a crash at start-up?)
+        unread = ("unparsable_output", last) if not gold.outcomes else ("fails_with_gold", "")
         reason, detail = why(gold) or unread
         if reason == "fails_with_gold":
             failing = [n for n in names if gold.outcomes.get(n) not in _PASS]
