@@ -12,7 +12,8 @@ full-run candidates, at least two per instance):
    gold patch and with none, in bubblewrap over a spec-built venv (``--env-spec``); with ``--docker``,
    an instance not runnable there is tried again in a container of its own image (``build-env``'s
    layout, ``--docker-spec``: Python 3.9 from bullseye where the harness uses it) through swe-rex's
-   Docker deployment. ``runnable``: on either site; ``by_reason``: the first site's reason of the rest.
+   Docker deployment. ``runnable``: on either site; ``by_reason``: the last site's reason of the rest
+   (docker's where it was tried; each site's in the row's ``sites``).
 2. **the tests verifier's agreement** with the harness labels, on each instance runnable in
    bubblewrap: the artifact is the instance's test files after its test patch (those the harness runs:
    FAIL_TO_PASS and PASS_TO_PASS live in them; relative imports made absolute, the nearest conftest
@@ -94,7 +95,7 @@ class Checker:
         self.args = args
         self.repos = RepoCache(args.repo_cache, args.repo_url)
         self.specs = load_specs(args.env_spec)
-        self.docker_specs = load_specs(args.docker_spec) if args.docker else {}
+        self.docker_specs = load_specs(args.docker_spec) if args.docker or args.compare else {}
         self.cache = Rows(args.work / "checks.jsonl")
         self.redo = {r for r in args.redo.split(",") if r}
         self.limits = ExecLimits(timeout_s=args.timeout, excerpt_chars=6000)
@@ -111,6 +112,8 @@ class Checker:
         cached = self.cache.rows.get(key)
         if cached is not None and cached["row"]["reason"] not in self.redo:
             return cached
+        if self.args.cached_only:
+            return None
         check = self._bwrap(instance) if site == "bwrap" else self._docker(instance, spec)
         row = {"key": key, "site": site, "row": asdict(check)}
         self.cache.add(row)
@@ -178,10 +181,14 @@ def instance_rows(checker: Checker, instances: list[Any]) -> list[dict[str, Any]
     out = []
     for instance in instances:
         sites = {"bwrap": checker.row("bwrap", instance)}
-        if checker.args.docker and not sites["bwrap"]["row"]["runnable"]:  # type: ignore[index]
+        if sites["bwrap"] is None:  # --cached-only, and not checked yet
+            row = {"instance_id": instance.instance_id, "repo": instance.repo, "runnable": False}
+            out.append(row | {"runnable_on": None, "reason": "not_checked", "sites": {}})
+            continue
+        if checker.args.docker and not sites["bwrap"]["row"]["runnable"]:
             sites["docker"] = checker.row("docker", instance)
         done = {k: v["row"] for k, v in sites.items() if v is not None}
-        first = done["bwrap"]
+        last = list(done.values())[-1]  # docker's when tried: what its own environment said
         on = [k for k, v in done.items() if v["runnable"]]
         out.append(
             {
@@ -190,8 +197,8 @@ def instance_rows(checker: Checker, instances: list[Any]) -> list[dict[str, Any]
                 "version": instance.version,
                 "runnable": bool(on),
                 "runnable_on": on[0] if on else None,
-                "reason": "runnable" if on else first["reason"],
-                "detail": "" if on else first["detail"][:160],
+                "reason": "runnable" if on else last["reason"],
+                "detail": "" if on else last["detail"][:160],
                 "approximate_tree": any(v.get("approximate_tree") for v in done.values()),
                 "sites": {
                     k: {"reason": v["reason"], "detail": v["detail"][:160]} for k, v in done.items()
@@ -214,6 +221,8 @@ def agreement(
         if row["runnable_on"] != "bwrap" or args.no_agreement:
             continue
         iid = row["instance_id"]
+        if args.cached_only and not (args.work / "runs" / iid / "result.json").is_file():
+            continue
         result = agreement_of(args, records[iid], tasks[iid], checker.tree(records[iid]))
         per_instance[iid] = {k: v for k, v in result.items() if k != "disagreements"}
         disagreements += result["disagreements"]
@@ -246,7 +255,11 @@ def main() -> None:
     ap.add_argument("--docker", action="store_true", help="try docker where bubblewrap fails")
     ap.add_argument("--compare", type=int, default=0, help="instances compared bwrap vs docker")
     ap.add_argument("--compare-instances", default="", help="these instances for --compare")
+    ap.add_argument("--first", default="", help="check these repositories' instances first")
     ap.add_argument("--no-agreement", action="store_true")
+    ap.add_argument(
+        "--cached-only", action="store_true", help="run nothing: the JSON from the rows in WORK"
+    )
     ap.add_argument("--repos", default="", help="only these repositories (comma-separated)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     ap.add_argument("--redo", default="", help="check again the rows with these reasons")
@@ -268,6 +281,9 @@ def main() -> None:
         chosen = [records[t] for t in tasks]
         if args.repos:
             chosen = [i for i in chosen if i.repo in args.repos.split(",")]
+        first = args.first.split(",")  # checked first; the JSON keeps the pool's order
+        order = sorted(chosen, key=lambda i: first.index(i.repo) if i.repo in first else len(first))
+        instance_rows(checker, order)
         rows = instance_rows(checker, chosen)
         out[name] = {**summarize(rows), "rows": rows}
         out[name] |= agreement(args, checker, rows, tasks, records)
