@@ -221,7 +221,9 @@ def agreement(
         if row["runnable_on"] != "bwrap" or args.no_agreement:
             continue
         iid = row["instance_id"]
-        if args.cached_only and not (args.work / "runs" / iid / "result.json").is_file():
+        if (args.cached_only or iid in args.skip_agreement.split(",")) and not (
+            args.work / "runs" / iid / "result.json"
+        ).is_file():
             continue
         result = agreement_of(args, records[iid], tasks[iid], checker.tree(records[iid]))
         per_instance[iid] = {k: v for k, v in result.items() if k != "disagreements"}
@@ -256,6 +258,7 @@ def main() -> None:
     ap.add_argument("--compare", type=int, default=0, help="instances compared bwrap vs docker")
     ap.add_argument("--compare-instances", default="", help="these instances for --compare")
     ap.add_argument("--first", default="", help="check these repositories' instances first")
+    ap.add_argument("--skip-agreement", default="", help="instances whose agreement is not run")
     ap.add_argument("--no-agreement", action="store_true")
     ap.add_argument(
         "--cached-only", action="store_true", help="run nothing: the JSON from the rows in WORK"
@@ -314,6 +317,8 @@ def compare(args: argparse.Namespace, checker: Checker, both: dict[str, Any]) ->
     results = []
     for iid in wanted[: args.compare]:
         _, record, task = both[iid]
+        if args.cached_only and not any(r.get("instance_id") == iid for r in cache.rows.values()):
+            continue
         docker_row = checker.row("docker", record)
         spec = spec_for(checker.docker_specs, record.repo, record.version)
         if docker_row is None or not docker_row["row"]["runnable"]:
