@@ -192,7 +192,8 @@ async def compare_instance(
     from execution_coverage import spec_for
 
     from agentic_rubrics.sandbox.base import Where
-    from agentic_rubrics.sandbox.testenv import add_built_files, build_env
+    from agentic_rubrics.sandbox.built_files import add_built_files
+    from agentic_rubrics.sandbox.testenv import build_env
     from agentic_rubrics.sandbox.testrun import PreparedTree, run_tests
     from agentic_rubrics.sandbox.testrun_docker import run_candidates_docker
 

@@ -329,7 +329,7 @@ def test_the_build_keeps_the_network_and_gets_pip_and_spec_variables(
 def test_what_the_install_writes_in_the_tree_is_laid_over_each_tree(open_dir: Path) -> None:
     # setuptools-scm's _version.py, egg-info, extensions built in place: SWE-bench's images have them
     # in /testbed; the build ran on a copy, so each task's tree gets them from the environment
-    from agentic_rubrics.sandbox.testenv import add_built_files
+    from agentic_rubrics.sandbox.built_files import add_built_files
 
     tree = open_dir / "tree"
     (tree / "pkg").mkdir(parents=True)

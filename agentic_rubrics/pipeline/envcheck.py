@@ -166,7 +166,6 @@ async def check_instance(
 ) -> CheckRow:
     """Run one instance's FAIL_TO_PASS with the gold patch and with none (``tree``: a prepared tree
     for a local site, the task's tree for a deployment that needs one)."""
-    from agentic_rubrics.sandbox.base import Where
     from agentic_rubrics.sandbox.testlogs import (
         command,
         directives,
@@ -174,8 +173,6 @@ async def check_instance(
         parse_outcomes,
         runner_for,
     )
-    from agentic_rubrics.sandbox.testrun import run_tests
-    from agentic_rubrics.sandbox.testrun_swerex import run_tests_swerex
 
     runner = runner_for(instance.repo)
     row = CheckRow(instance.instance_id, instance.repo, instance.version, runner, False, "")
@@ -191,6 +188,26 @@ async def check_instance(
         lines=outcome_filter(runner),
         parse=lambda lines: parse_outcomes(runner, lines),
     )
+    runs = await _runs(instance, tree, site, interpreter, python, run_command)
+    row.runnable, row.reason, row.detail = classify(instance, runs["gold"], runs["none"])
+    row.gold = _summary(runs["gold"], instance.fail_to_pass)
+    row.none = _summary(runs["none"], instance.fail_to_pass)
+    return row
+
+
+async def _runs(
+    instance: TestedInstance,
+    tree: Path | None,
+    site: CheckSite,
+    interpreter: Interpreter | None,
+    python: str,
+    run_command: RunCommand,
+) -> dict[str, ExecRun]:
+    """The gold run and the run with no patch, where the site runs them."""
+    from agentic_rubrics.sandbox.base import Where
+    from agentic_rubrics.sandbox.testrun import run_tests
+    from agentic_rubrics.sandbox.testrun_swerex import run_tests_swerex
+
     runs: dict[str, ExecRun] = {}
     if isinstance(site.swerex, SweRexDockerConfig):
         runs = await _in_containers(instance, site.swerex, python, site.limits, run_command)
@@ -221,10 +238,7 @@ async def check_instance(
                 command=run_command,
                 read_only=interpreter.read_only if interpreter else None,
             )
-    row.runnable, row.reason, row.detail = classify(instance, runs["gold"], runs["none"])
-    row.gold = _summary(runs["gold"], instance.fail_to_pass)
-    row.none = _summary(runs["none"], instance.fail_to_pass)
-    return row
+    return runs
 
 
 async def _in_containers(
@@ -260,7 +274,8 @@ def check_instances(
     progress: Callable[[CheckRow], None] | None = None,
 ) -> list[CheckRow]:
     """Every instance's row, in order (``trees``: an instance's tree at its base commit, or ``None``)."""
-    from agentic_rubrics.sandbox.testenv import add_built_files, build_env, named_interpreter
+    from agentic_rubrics.sandbox.built_files import add_built_files
+    from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
     from agentic_rubrics.sandbox.testrun import PreparedTree
 
     local_python = None if site.swerex is not None else named_interpreter(site.python)

@@ -32,7 +32,8 @@ from agentic_rubrics.pipeline.verifiers.tests_grading import Grades, grade, runn
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
-from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, add_built_files
+from agentic_rubrics.sandbox.built_files import add_built_files
+from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
 from agentic_rubrics.setting_effects import Effect
 from agentic_rubrics.types import SCHEMA, Task
 
