@@ -117,6 +117,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_sandbox_swerex_docker": "sandbox",
     "test_docker_real": "sandbox",
     "test_docker_offline": "sandbox",
+    "test_docker_failures": "sandbox",
     "test_testrun": "sandbox",
     "test_verifier_tests": "pipeline",
     "test_verifier_tests_env": "pipeline",

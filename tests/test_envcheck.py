@@ -21,7 +21,13 @@ from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
-from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, build_env, env_key
+from agentic_rubrics.sandbox.testenv import (
+    EnvBuildError,
+    EnvSpec,
+    build_env,
+    env_key,
+    packaging_hash,
+)
 from agentic_rubrics.sandbox.testlogs import directives, outcome_filter, parse_outcomes, runner_for
 from agentic_rubrics.sandbox.testrun import ExecLimits, PreparedTree, RunCommand, run_tests
 
@@ -132,6 +138,34 @@ def test_env_check_says_which_instances_can_run_their_tests(
     assert report["complete"] is True
 
 
+def test_a_runner_whose_output_cannot_be_read_is_a_reason_and_the_check_goes_on(
+    upstream: tuple[str, str], tmp_path: Path
+) -> None:
+    # the runner ends before it reports a status (a conftest leaving at once, as a runner crashing or
+    # a log of another format would): nothing to read is said so, not "fails with gold"
+    template, sha = upstream
+    mute = TESTS + _test_patch("conftest.py", "import os\nos._exit(0)\n").replace(
+        "tests/conftest.py", "conftest.py"
+    )
+    rows = [
+        _row("acme__calc-1", "acme/calc", sha, mute, ["tests/test_calc.py::test_add"]),
+        _row("acme__calc-2", "acme/calc", sha, TESTS, ["tests/test_calc.py::test_add"]),
+    ]
+    dataset = tmp_path / "rows.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "check.json"
+    args = ["env-check", str(dataset), "--out", str(out), "--repo-url", template]
+    done = CliRunner().invoke(app, [*args, "--repo-cache", str(tmp_path / "cache")])
+    assert done.exit_code == 0, done.output
+    report = json.loads(out.read_text())
+    assert [(r["instance_id"], r["reason"]) for r in report["rows"]] == [
+        ("acme__calc-1", "unparsable_output"),
+        ("acme__calc-2", "runnable"),
+    ]
+    assert report["rows"][0]["gold"]["tests_reported"] == 0
+    assert "unparsable_output" in report["reasons"]
+
+
 def test_a_django_instance_runs_on_an_approximate_tree_marked_so(
     upstream: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -172,14 +206,14 @@ def test_a_django_instance_runs_on_an_approximate_tree_marked_so(
     assert "approximate: Django-1.0.tar.gz" in done.output
 
 
-def test_a_log_that_names_no_status_is_unparsed_not_guessed() -> None:
+def test_a_log_that_names_no_status_is_unparsable_not_guessed() -> None:
     from agentic_rubrics.pipeline.envcheck import why
     from agentic_rubrics.sandbox.testrun import ExecRun
 
     run = ExecRun(
         "git_apply", exit_code=1, reason="no_tests_collected", excerpt="Segmentation fault"
     )
-    assert why(run, "django") == ("unparsed_output", "exit 1: Segmentation fault")
+    assert why(run, "django") == ("unparsable_output", "exit 1: Segmentation fault")
     assert why(run, "pytest") is None  # pytest's no-tests keeps its own reading
 
 
@@ -257,8 +291,19 @@ def test_the_spec_env_is_built_once_and_seen_read_only(open_dir: Path) -> None:
         env_key(spec, **key, repo_version="2"),  # another version, another venv
         env_key(EnvSpec(install_tree=False, requirements=["x"]), **key, repo_version="1"),
         env_key(EnvSpec(install_tree=False, build_env={"A": "1"}), **key, repo_version="1"),
+        # an installed tree whose packaging files differ (another commit's dependencies)
+        env_key(spec, **key, repo_version="1", packaging="0123456789abcdef"),
     }
-    assert len(keys) == 4
+    assert len(keys) == 5
+    (tree / "setup.py").write_text(
+        "from setuptools import setup\nsetup(install_requires=['a<2'])\n"
+    )
+    before = packaging_hash(tree)
+    (tree / "setup.py").write_text(
+        "from setuptools import setup\nsetup(install_requires=['a<3'])\n"
+    )
+    assert packaging_hash(tree) != before
+    (tree / "setup.py").unlink()
     prepared = PreparedTree(tree)
     try:
         venv = Path(first.python).parents[1]
@@ -337,3 +382,54 @@ def test_the_build_keeps_the_network_and_gets_pip_and_spec_variables(
     assert ["--bind", str(open_dir / "env"), str(open_dir / "env")] == argv[
         argv.index(str(open_dir / "env")) - 1 : argv.index(str(open_dir / "env")) + 2
     ]
+
+
+def test_what_the_install_writes_in_the_tree_is_laid_over_each_tree(open_dir: Path) -> None:
+    # setuptools-scm's _version.py, egg-info, extensions built in place: SWE-bench's images have them
+    # in /testbed; the build ran on a copy, so each task's tree gets them from the environment
+    from agentic_rubrics.sandbox.built_files import add_built_files
+
+    tree = open_dir / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("from pkg._version import VERSION\n")
+    (tree / "setup.py").write_text(
+        "from pathlib import Path\nfrom setuptools import setup\n"
+        "Path('pkg/_version.py').write_text('VERSION = \"1.2\"\\n')\n"
+        "setup(name='pkg', version='1.2', packages=['pkg'])\n"
+    )
+    # no index, no isolated build: the venv's own setuptools runs setup.py
+    offline = {"PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0"}
+    interp = build_env(
+        EnvSpec(build_env=offline), tree, cache_dir=open_dir / "envs", repo="a/b", repo_version="1"
+    )
+    assert interp.tree_files is not None
+    assert (interp.tree_files / "pkg" / "_version.py").is_file()
+    assert not (interp.tree_files / "setup.py").exists()  # only what the tree did not have
+    assert not (tree / "pkg" / "_version.py").exists()  # the build ran on a copy
+    probe = f"{interp.python} -c 'import pkg; print(\"PASSED\", pkg.VERSION)'"
+
+    def run(lay_over: bool) -> dict[str, str]:
+        prepared = PreparedTree(tree)
+        try:
+            if lay_over:
+                assert add_built_files(interp.tree_files, prepared.path) >= 1
+            done = asyncio.run(
+                run_tests(
+                    prepared.path,
+                    "",
+                    {},
+                    command=RunCommand(probe),
+                    read_only=interp.read_only,
+                    limits=ExecLimits(timeout_s=60),
+                )
+            )
+        finally:
+            prepared.close()
+        return dict(done.outcomes)
+
+    assert run(lay_over=False) == {}  # ModuleNotFoundError: pkg._version
+    assert run(lay_over=True) == {"1.2": "passed"}
+    cached = build_env(
+        EnvSpec(build_env=offline), tree, cache_dir=open_dir / "envs", repo="a/b", repo_version="1"
+    )
+    assert (cached.built, cached.tree_files) == (False, interp.tree_files)

@@ -185,7 +185,8 @@ def _trees(url_template: str | None, cache: Path | None, approximate: str = "non
 
 def _check(chosen: list[Any], trees: Any, site: CheckSite, out: Path) -> None:
     from agentic_rubrics.exceptions import SandboxError
-    from agentic_rubrics.pipeline.envcheck import check_instances, report, table
+    from agentic_rubrics.pipeline.envcheck import check_instances
+    from agentic_rubrics.pipeline.envcheck_report import report, table
     from agentic_rubrics.runfolder.files import atomic_write_json
 
     done: list[Any] = []

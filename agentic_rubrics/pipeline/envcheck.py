@@ -10,7 +10,7 @@ two runs say so is ``runnable``; any other gets the first reason that explains i
 Nothing here calls a model. A FAIL_TO_PASS test passes as the harness's ``test_passed`` says: passed
 or xfailed (skipped, xpassed, absent: not); a name is looked up as the runner prints it
 (:func:`~agentic_rubrics.sandbox.testlogs.statuses`). A run whose log names no test status at all,
-under a runner other than pytest, is ``unparsed_output``: said, not guessed.
+under a runner other than pytest, is ``unparsable_output``: said, not guessed.
 
 A tree that is an approximate one (:mod:`~agentic_rubrics.datasets.sdist_trees`: a release sdist
 standing in for a repository not to be had, ``approximate.json`` beside it) gives its row
@@ -25,13 +25,15 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.datasets.swebench_tests import TestedInstance
 from agentic_rubrics.exceptions import RepoError, SandboxError
+from agentic_rubrics.sandbox.docker_cli import DOCKER_REASONS
 from agentic_rubrics.sandbox.swerex import SweRexConfig
+from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec, Interpreter
 from agentic_rubrics.sandbox.testrun import ExecLimits, ExecRun, RunCommand
 
@@ -51,10 +53,18 @@ REASONS = {
     "fails_with_gold": "FAIL_TO_PASS tests ran and did not pass with the gold patch",
     "passes_without_fix": "FAIL_TO_PASS tests passed with no patch",
     "sandbox_error": "the sandbox could not run the tests",
-    "unparsed_output": "the runner ran but its log names no test status the parser reads",
+    "unparsable_output": "the runner ran but its output names no test status the parser reads",
+    "docker_unavailable": "no docker command, or its daemon does not answer",
+    "docker_failed": "a docker command failed (its message is in the detail)",
+    "image_missing": "the instance's image is not on this machine and was not pulled",
+    "container_failed": "the container exited, or its runtime never answered",
+    "runtime_lost": "the container's runtime stopped answering during the run",
+    "oom": "a process of the container was killed by its memory limit",
+    "network_refused": "the network cut was refused: the container shares this machine's network",
 }
 """Every reason an instance's row may give, and what it means."""
 _PASS = ("passed", "xfailed")  # swebench/harness/grading.py: test_passed
+_DOCKER = frozenset(DOCKER_REASONS)  # the codes of a container's failure
 _MISSING = re.compile(r"No module named '?([\w.]+)")
 _IMPORT = re.compile(r"ImportError: ([^\n]{0,160})")
 _SAID = re.compile(r"^E\s+(\S[^\n]*)", re.M)
@@ -135,6 +145,8 @@ def why(run: ExecRun, runner: str = "pytest") -> tuple[str, str] | None:
     """Why a run could not run its tests (a reason and a detail), from its reason and its log."""
     if run.reason in ("timeout", "test_patch_does_not_apply", "sandbox_error", "stage_failed"):
         return ("sandbox_error" if run.reason == "stage_failed" else run.reason), ""
+    if run.reason in _DOCKER:  # a container's failure, said by its code
+        return run.reason, " ".join(run.excerpt.split())[-160:]
     if run.reason == "patch_does_not_apply":
         return "gold_does_not_apply", ""
     text = run.excerpt
@@ -147,7 +159,7 @@ def why(run: ExecRun, runner: str = "pytest") -> tuple[str, str] | None:
         return "collection_error", said.group(1).strip()[:160] if said else ""
     if runner != "pytest" and run.reason == "no_tests_collected":
         tail = " ".join(text.split())[-160:]
-        return "unparsed_output", f"exit {run.exit_code}: {tail}"
+        return "unparsable_output", f"exit {run.exit_code}: {tail}"
     return None
 
 
@@ -162,7 +174,11 @@ def classify(instance: TestedInstance, gold: ExecRun, none: ExecRun) -> tuple[bo
     if gold_ok and none_fails:
         return True, "runnable", ""
     if not gold_ok:
-        reason, detail = why(gold, runner) or ("fails_with_gold", "")
+        # a run that reported no test at all, for no reason of its own: its output was not read
+        said = [line.strip() for line in gold.excerpt.splitlines() if line.strip()]
+        last = said[-1][:160] if said else ""  # what the runner said last (a crash at start-up?)
+        unread = ("unparsable_output", last) if not gold.outcomes else ("fails_with_gold", "")
+        reason, detail = why(gold, runner) or unread
         if reason == "fails_with_gold":
             failing = [n for n in names if with_gold.get(n) not in _PASS]
             detail = f"{len(failing)} of {len(names)} not passed, e.g. {failing[0][:160]}"
@@ -175,7 +191,6 @@ async def check_instance(
 ) -> CheckRow:
     """Run one instance's FAIL_TO_PASS with the gold patch and with none (``tree``: a prepared tree
     for a local site, the task's tree for a deployment that needs one)."""
-    from agentic_rubrics.sandbox.base import Where
     from agentic_rubrics.sandbox.testlogs import (
         command,
         directives,
@@ -183,8 +198,6 @@ async def check_instance(
         parse_outcomes,
         runner_for,
     )
-    from agentic_rubrics.sandbox.testrun import run_tests
-    from agentic_rubrics.sandbox.testrun_swerex import run_tests_swerex
 
     runner = runner_for(instance.repo)
     row = CheckRow(instance.instance_id, instance.repo, instance.version, runner, False, "")
@@ -200,8 +213,32 @@ async def check_instance(
         lines=outcome_filter(runner),
         parse=lambda lines: parse_outcomes(runner, lines),
     )
+    runs = await _runs(instance, tree, site, interpreter, python, run_command)
+    row.runnable, row.reason, row.detail = classify(instance, runs["gold"], runs["none"])
+    row.gold = _summary(runs["gold"], instance.fail_to_pass, runner)
+    row.none = _summary(runs["none"], instance.fail_to_pass, runner)
+    return row
+
+
+async def _runs(
+    instance: TestedInstance,
+    tree: Path | None,
+    site: CheckSite,
+    interpreter: Interpreter | None,
+    python: str,
+    run_command: RunCommand,
+) -> dict[str, ExecRun]:
+    """The gold run and the run with no patch, where the site runs them."""
+    from agentic_rubrics.sandbox.base import Where
+    from agentic_rubrics.sandbox.testrun import run_tests
+    from agentic_rubrics.sandbox.testrun_swerex import run_tests_swerex
+
     runs: dict[str, ExecRun] = {}
+    if isinstance(site.swerex, SweRexDockerConfig):
+        runs = await _in_containers(instance, site.swerex, python, site.limits, run_command)
     for name, patch in (("gold", instance.gold_patch), ("none", "")):
+        if name in runs:
+            continue
         if site.swerex is not None:
             where = Where(instance.instance_id, tree, base_commit=instance.base_commit)
             runs[name] = await run_tests_swerex(
@@ -226,10 +263,32 @@ async def check_instance(
                 command=run_command,
                 read_only=interpreter.read_only if interpreter else None,
             )
-    row.runnable, row.reason, row.detail = classify(instance, runs["gold"], runs["none"])
-    row.gold = _summary(runs["gold"], instance.fail_to_pass, runner)
-    row.none = _summary(runs["none"], instance.fail_to_pass, runner)
-    return row
+    return runs
+
+
+async def _in_containers(
+    instance: TestedInstance,
+    config: SweRexDockerConfig,
+    python: str,
+    limits: ExecLimits,
+    command: RunCommand,
+) -> dict[str, ExecRun]:
+    """Both runs in docker: one prepared image, each run in a container of its own, one at a time; a
+    container's failure (the daemon gone, the memory limit, output not read) is the run's reason."""
+    from agentic_rubrics.sandbox.base import Where
+    from agentic_rubrics.sandbox.testrun_docker import run_candidates_docker
+
+    return await run_candidates_docker(
+        config,
+        Where(instance.instance_id, None, base_commit=instance.base_commit),
+        {"gold": instance.gold_patch, "none": ""},
+        {},
+        python=python,
+        limits=limits,
+        test_patch=instance.test_patch,
+        command=command,
+        parallel=1,
+    )
 
 
 def check_instances(
@@ -241,6 +300,7 @@ def check_instances(
 ) -> list[CheckRow]:
     """Every instance's row, in order (``trees``: an instance's tree at its base commit, or ``None``)."""
     from agentic_rubrics.datasets.sdist_trees import approximate_source
+    from agentic_rubrics.sandbox.built_files import add_built_files
     from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
     from agentic_rubrics.sandbox.testrun import PreparedTree
 
@@ -274,6 +334,7 @@ def check_instances(
                         repo=instance.repo,
                         repo_version=instance.version,
                     )
+                    add_built_files(interpreter.tree_files, prepared.path)
                 row = _marked(
                     _run(check_instance(instance, prepared.path, site, interpreter), row), row
                 )
@@ -297,44 +358,8 @@ def _run(job: Any, row: CheckRow) -> CheckRow:
     try:
         result: CheckRow = asyncio.run(job)
     except SandboxError as exc:
-        row.reason, row.detail = "sandbox_error", str(exc)[:300]
+        row.reason = getattr(exc, "reason", "sandbox_error")  # a DockerError's code
+        row.reason = row.reason if row.reason in REASONS else "sandbox_error"
+        row.detail = str(exc)[:300]
         return row
     return result
-
-
-def report(rows: list[CheckRow], site: CheckSite) -> dict[str, Any]:
-    """The JSON written: the site, the counts by reason, every row."""
-    counts = Counter(r.reason for r in rows)
-    approximate = Counter(r.reason for r in rows if r.approximate_tree)
-    return {
-        "schema": SCHEMA,
-        "site": site.describe(),
-        "instances": len(rows),
-        "runnable": counts.get("runnable", 0),
-        "counts": dict(sorted(counts.items())),
-        "reasons": {k: REASONS[k] for k in sorted(counts)},
-        "approximate_tree": {
-            "instances": sum(approximate.values()),
-            "runnable": approximate.get("runnable", 0),
-            "counts": dict(sorted(approximate.items())),
-        },
-        "rows": [asdict(r) for r in rows],
-    }
-
-
-def table(rows: list[CheckRow]) -> str:
-    """The rows as a Markdown table."""
-    lines = [
-        "| instance | runner | tree | runnable | reason | detail |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for r in rows:
-        detail = r.detail.replace("|", "\\|").replace("\n", " ")[:100]
-        ok = "yes" if r.runnable else "no"
-        tree = "base commit"
-        if r.approximate_tree:
-            tree = f"approximate: {r.tree_source.get('source', {}).get('sdist', '?')}"
-        lines.append(
-            f"| {r.instance_id} | {r.runner or '-'} | {tree} | {ok} | {r.reason} | {detail} |"
-        )
-    return "\n".join(lines)

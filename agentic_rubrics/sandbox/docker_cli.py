@@ -141,8 +141,13 @@ def _listed(kind: str) -> list[tuple[str, str]]:
         fmt = fmt.replace(".Names", ".Name")
         args = ["network", "ls", "--filter", f"label={LABEL}", "--format", fmt]
     elif kind == "image":  # only the prepared images of a run: base and environment images stay
-        fmt = f'{{{{.Repository}}}}:{{{{.Tag}}}}\t{{{{.Label "{OWNER_LABEL}"}}}}'
-        args = ["image", "ls", "--filter", f"label={LABEL}.prepared", "--format", fmt]
+        # `image ls` has no .Label (docker 28: "can't evaluate field Label"): the owners by inspect
+        args = ["image", "ls", "--filter", f"label={LABEL}.prepared", "--format", "{{.ID}}"]
+        ids = list(dict.fromkeys(docker(args, timeout=30).split()))
+        if not ids:
+            return []
+        fmt = f'{{{{index .RepoTags 0}}}}\t{{{{index .Config.Labels "{OWNER_LABEL}"}}}}'
+        args = ["image", "inspect", "--format", fmt, *ids]
     else:
         args = ["ps", "-a", "--filter", f"label={LABEL}", "--format", fmt]
     out = docker(args, timeout=30)

@@ -55,6 +55,9 @@ FOREIGN = "/opt/agentic-rubrics/runtime"
 TESTBED_ENV = "/opt/agentic-rubrics/testbed"
 """The tests' venv in every environment image."""
 _RECIPE = "agentic-rubrics/docker-images/1"
+VENV_PIP = "pip==24.0"
+"""The pip of the tests' venv, installed first: bullseye's own (20.3) cannot install a tree that has only
+a pyproject.toml in editable mode (PEP 660: pylint 2.15's)."""
 _CA_FILES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
 _SUITES_LINE = re.compile(r"^\s*deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+(\S+)", re.M)
 
@@ -176,7 +179,18 @@ def _run(argv: list[str], what: str, *, timeout: float, stdin: bytes | None = No
 
 def _build(context: Path, tag: str, what: str, dockerfile: str, timeout: float) -> None:
     (context / "Dockerfile").write_text(dockerfile, encoding="utf-8")
-    argv = ["build", "-q", "--network", "host", "--label", "agentic_rubrics=1", "-t", tag]
+    # --force-rm: a step that fails leaves no container behind (docker keeps it by default)
+    argv = [
+        "build",
+        "-q",
+        "--force-rm",
+        "--network",
+        "host",
+        "--label",
+        "agentic_rubrics=1",
+        "-t",
+        tag,
+    ]
     try:
         docker([*argv, str(context)], timeout=timeout, what=what)
     except DockerError as exc:
@@ -249,13 +263,14 @@ def env_image_key(base: str, spec: EnvSpec, repo: str, version: str, commit: str
     record: dict[str, object] = {"recipe": _RECIPE, "base": base, "repo": repo}
     record |= {"version": version, "commit": commit}
     record["spec"] = spec.model_dump(exclude={"timeout_s", "python"})
+    record["pip"] = VENV_PIP
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def env_dockerfile(base: str, spec: EnvSpec, key: str) -> str:
     """The environment image's Dockerfile (the tree is the context's ``testbed/``)."""
     pip = f"{TESTBED_ENV}/bin/python -m pip install -q --no-cache-dir --no-input"
-    lines = [f"FROM {base}", f"RUN python3 -m venv {TESTBED_ENV}"]
+    lines = [f"FROM {base}", f"RUN python3 -m venv {TESTBED_ENV} && {pip} {VENV_PIP}"]
     lines.append(
         f"ENV PATH={TESTBED_ENV}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     )

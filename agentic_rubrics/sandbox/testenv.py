@@ -6,7 +6,8 @@ sees the system folders read-only, and the interpreter's own prefix too when it 
 
 A spec (:class:`EnvSpec`: a requirements list and whether to ``pip install -e .`` the tree) builds a
 venv with the spec's interpreter under ``<cache>/envs/<key>/venv``, the key a hash of the spec, the
-interpreter's real path and version, the repository and the version. The build:
+interpreter's real path and version, the repository and the version (and, for an installed tree, its
+packaging files: two commits of one version may depend on other releases). The build:
 
 1. ``python -m venv`` on this machine (the standard library only: no repository code runs here);
 2. ``pip install`` inside a bubblewrap sandbox that, unlike every other, keeps this machine's network
@@ -15,7 +16,11 @@ interpreter's real path and version, the repository and the version. The build:
    ``/workspace``. The tree's ``setup.py`` runs there, confined, never on this machine. ``pip install
    -e /workspace`` makes the editable install point at ``/workspace``: inside a test's sandbox that is
    the candidate's tree, as ``/testbed`` is in the harness's images;
-3. ``env.json`` written last: a venv without it is a failed build, removed and built again.
+3. what the install wrote into the tree (``_version.py`` of setuptools-scm, ``*.egg-info``, compiled
+   extensions built in place: files the tree did not have, outside ``build/`` and caches) kept under
+   ``<key>/tree`` and laid over each task's prepared tree (:func:`add_built_files`), as SWE-bench's
+   images have them in ``/testbed``: an editable install reads them from the tree, not the venv;
+4. ``env.json`` written last: a venv without it is a failed build, removed and built again.
 
 A test's sandbox has no network (candidate code never gets one) and sees the venv read-only. A build
 that cannot install (no index reachable, a requirement that does not exist, a tree that does not build)
@@ -40,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from agentic_rubrics.exceptions import SandboxError
 
 SYSTEM_PREFIXES = ("/usr/", "/bin/", "/lib/", "/lib64/")
-_SCHEMA = "agentic-rubrics/env/1"
+_SCHEMA = "agentic-rubrics/env/2"  # 2: what the install wrote in the tree kept
 _PROBE = "import sys; print(sys.version.split()[0]); print(sys.prefix); print(sys.base_prefix)"
 
 
@@ -139,6 +144,8 @@ class Interpreter:
     """``3.11.2``."""
     built: bool = False
     """This call built the environment (``False``: it was cached, or none is built)."""
+    tree_files: Path | None = None
+    """What the install wrote into the tree, by relative path (:func:`add_built_files`)."""
 
 
 def probe(python: str) -> tuple[str, str, str]:
@@ -174,8 +181,34 @@ def named_interpreter(python: str) -> Interpreter:
     return Interpreter(python=python, read_only=_binds(prefix, base), version=version)
 
 
-def env_key(spec: EnvSpec, *, real_python: str, version: str, repo: str, repo_version: str) -> str:
-    """The cache key of a spec's environment for one (repository, version)."""
+PACKAGING_FILES = ("setup.py", "setup.cfg", "pyproject.toml", "requirements.txt")
+"""What a tree declares its dependencies in: an installed tree's venv is keyed by them too."""
+
+
+def packaging_hash(tree: Path) -> str:
+    """A hash of the tree's packaging files at its root (two commits of one version may ask for
+    other dependencies: pylint 2.15's pin astroid differently)."""
+    digest = hashlib.sha256()
+    for name in PACKAGING_FILES:
+        path = tree / name
+        digest.update(name.encode() + b"\0")
+        if path.is_file() and not path.is_symlink():
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:16]
+
+
+def env_key(
+    spec: EnvSpec,
+    *,
+    real_python: str,
+    version: str,
+    repo: str,
+    repo_version: str,
+    packaging: str = "",
+) -> str:
+    """The cache key of a spec's environment for one (repository, version), and for an installed
+    tree its packaging files' hash (:func:`packaging_hash`)."""
     record = {
         "schema": _SCHEMA,
         "python": real_python,
@@ -186,6 +219,8 @@ def env_key(spec: EnvSpec, *, real_python: str, version: str, repo: str, repo_ve
         "repo": repo,
         "version": repo_version,
     }
+    if packaging:
+        record["packaging"] = packaging
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -203,12 +238,24 @@ def build_env(
 
     version, _, base = probe(spec.python)
     real = os.path.realpath(spec.python)
-    key = env_key(spec, real_python=real, version=version, repo=repo, repo_version=repo_version)
+    packaging = packaging_hash(tree) if spec.install_tree else ""
+    key = env_key(
+        spec,
+        real_python=real,
+        version=version,
+        repo=repo,
+        repo_version=repo_version,
+        packaging=packaging,
+    )
     cache_dir.mkdir(parents=True, exist_ok=True)
     home = cache_dir / key
     python = home / "venv" / "bin" / "python"
+    built_files = home / "tree" if spec.install_tree else None
     interpreter = Interpreter(
-        python=str(python), read_only={str(home): home, **_binds(base)}, version=version
+        python=str(python),
+        read_only={str(home): home, **_binds(base)},
+        version=version,
+        tree_files=built_files,
     )
     with FileLock(str(cache_dir / f"{key}.lock")):
         if (home / "env.json").is_file():
@@ -227,7 +274,11 @@ def build_env(
         marker.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         marker.replace(home / "env.json")
     return Interpreter(
-        python=interpreter.python, read_only=interpreter.read_only, version=version, built=True
+        python=interpreter.python,
+        read_only=interpreter.read_only,
+        version=version,
+        built=True,
+        tree_files=built_files,
     )
 
 
@@ -278,6 +329,13 @@ def _build(spec: EnvSpec, tree: Path, home: Path, python: str) -> None:
         if done.returncode != 0:
             said = (done.stderr + done.stdout).strip()[-800:]
             raise EnvBuildError(f"pip install failed (exit {done.returncode}): {said}")
+        if spec.install_tree:
+            from agentic_rubrics.sandbox.built_files import keep_built_files
+
+            try:
+                keep_built_files(tree, work, home / "tree")
+            except SandboxError as exc:
+                raise EnvBuildError(str(exc)) from None
 
 
 def networked_argv(

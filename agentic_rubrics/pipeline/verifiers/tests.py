@@ -32,6 +32,7 @@ from agentic_rubrics.pipeline.verifiers.tests_grading import Grades, grade, runn
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
+from agentic_rubrics.sandbox.built_files import add_built_files
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
 from agentic_rubrics.sandbox.testlayout import layout_for
 from agentic_rubrics.setting_effects import Effect
@@ -193,6 +194,7 @@ class _Tree:
             return self.interpreter
         try:
             self.interpreter = await asyncio.to_thread(interpreter_for, self.task, self.ctx, path)
+            await asyncio.to_thread(add_built_files, self.interpreter.tree_files, path)
         except EnvBuildError as exc:
             log.warning("%s: test environment: %s", self.task.instance_id, str(exc)[-300:])
             self.problem = "env_build_failed"
