@@ -8,7 +8,8 @@ the sandbox's own commands really run; ``inspect`` gives it the address 127.0.0.
 --network container:NAME``) never runs its command (it must not touch this machine): it prints
 ``$FAKE_DOCKER_EXEC_STDOUT`` / ``$FAKE_DOCKER_EXEC_STDERR`` and exits with ``$FAKE_DOCKER_EXEC_STATUS``;
 with ``$FAKE_DOCKER_EXEC_KILLS`` set it also kills the "container" (as a cut that takes the runtime's
-connections with it would). ``image inspect`` finds the images listed in ``$FAKE_DOCKER_IMAGES``.
+connections with it would). ``image inspect`` finds the images listed in ``$FAKE_DOCKER_IMAGES``; ``exec`` (the cut container's
+resolver replaced) is logged and does nothing.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def main(argv: list[str]) -> int:
                 os.kill(json.loads(path.read_text())["pid"], signal.SIGKILL)
             path.unlink()
         return 0
-    if command in ("ps", "kill", "pull", "rmi", "logs") or argv[:2] in (
+    if command in ("ps", "kill", "pull", "rmi", "logs", "exec") or argv[:2] in (
         ["network", "create"],
         ["network", "rm"],
         ["network", "ls"],

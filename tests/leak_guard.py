@@ -10,7 +10,8 @@ test that was running when one was written fails at its teardown; at the end of 
 process fails the run on anything any process wrote (a child that ended after its test did). Under
 pytest-xdist (``make test``) a worker is such a process too, so what it still holds when it exits is
 checked; with ``-n 0`` the main process's own exit is not (an object it keeps to the end). A process
-started with an environment of its own (no PYTHONPATH or log) is out of reach. Rerun with
+started with an environment of its own (no PYTHONPATH or log) is out of reach, and so is an event loop
+of Ray's own worker runtime left open at a Ray worker's exit (leak_guard_site says why). Rerun with
 ``PYTHONTRACEMALLOC=20`` to see where the object was allocated.
 """
 

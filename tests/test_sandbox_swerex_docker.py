@@ -29,6 +29,7 @@ from agentic_rubrics.sandbox.docker_cli import label_args
 from agentic_rubrics.sandbox.docker_container import ContainerDeployment, free_port
 from agentic_rubrics.sandbox.swerex_docker import (
     NETCUT_SOURCE,
+    NO_RESOLVER,
     SweRexDockerConfig,
     history_problems,
 )
@@ -312,6 +313,8 @@ def test_swebench_instance_end_to_end(
             "run", "--rm", *label_args(), "--network", f"container:{name}", "--cap-add",
             "NET_ADMIN", "--user", "root", "--entrypoint", "python3", IMAGE, "-c", NETCUT_SOURCE,
         ],
+        # after the cut, the container's resolver points where nothing listens (a lookup fails at once)
+        ["exec", "--user", "root", name, "sh", "-c", NO_RESOLVER],
         ["rm", "-f", "-v", name],
         ["network", "rm", name],
     ]  # fmt: skip

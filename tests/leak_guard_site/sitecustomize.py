@@ -34,9 +34,18 @@ def _record(text: str) -> None:
 _show = warnings._showwarnmsg_impl  # type: ignore[attr-defined]
 
 
+def _ray_runtime_loop(msg: warnings.WarningMessage) -> bool:
+    """An event loop of Ray's own worker runtime: its core worker makes loops of its own
+    (``ray._private.async_compat.get_new_event_loop``, called from ``_raylet``) and never closes them;
+    the library's code in a Ray worker runs under ``asyncio.run``, which closes its loop. Seen once at
+    a Ray worker's exit on a loaded machine. Every other ResourceWarning of a Ray worker is recorded."""
+    worker = sys.argv[0].replace(os.sep, "/").endswith("ray/_private/workers/default_worker.py")
+    return worker and str(msg.message).startswith("unclosed event loop")
+
+
 def _showwarnmsg_impl(msg: warnings.WarningMessage) -> None:
     """A warning shown (one that catch_warnings(record=True) records instead is not shown)."""
-    if issubclass(msg.category, ResourceWarning):
+    if issubclass(msg.category, ResourceWarning) and not _ray_runtime_loop(msg):
         # with its allocation traceback when the process traces memory (PYTHONTRACEMALLOC=20)
         _record(warnings._formatwarnmsg(msg))  # type: ignore[attr-defined]
     _show(msg)
