@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
 import socket
 import threading
 from collections.abc import Iterator
@@ -24,21 +23,14 @@ from typer.testing import CliRunner
 from agentic_rubrics.cli.app import app
 from agentic_rubrics.datasets import swebench_tests
 from agentic_rubrics.pipeline.envcheck import CheckRow, CheckSite, check_instances
-from agentic_rubrics.sandbox.docker_cli import OWNER_LABEL, daemon_problem, docker, owner
+from agentic_rubrics.sandbox.docker_cli import OWNER_LABEL, docker, owner
 from agentic_rubrics.sandbox.docker_images import ensure_env_image
 from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 from agentic_rubrics.sandbox.testenv import EnvSpec
 from agentic_rubrics.sandbox.testrun import ExecLimits
+from tests.docker_gate import docker_marks
 
-REQUIRED = os.environ.get("AGENTIC_RUBRICS_REQUIRE_DOCKER") == "1"
-_problem = daemon_problem() or (None if shutil.which("debootstrap") else "no debootstrap here")
-if REQUIRED and _problem is not None:  # pragma: no cover - a broken CI machine
-    raise RuntimeError(f"CI requires a docker daemon: {_problem}")
-pytestmark = [
-    pytest.mark.docker,
-    pytest.mark.xdist_group("docker"),
-    pytest.mark.skipif(_problem is not None, reason=f"no docker daemon here: {_problem}"),
-]
+pytestmark = docker_marks()
 IMAGE = "agentic-rubrics/test-env:pkg"
 TEST_PATCH = (
     "diff --git a/tests/test_f.py b/tests/test_f.py\nnew file mode 100644\n--- /dev/null\n"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -30,7 +29,6 @@ from agentic_rubrics.sandbox.docker_cli import (
     DockerError,
     boot_id,
     clean,
-    daemon_problem,
     docker,
     owner,
 )
@@ -44,16 +42,9 @@ from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 from agentic_rubrics.sandbox.testenv import EnvSpec
 from agentic_rubrics.sandbox.testrun import ExecLimits
 from agentic_rubrics.sandbox.testrun_docker import run_candidates_docker
+from tests.docker_gate import docker_marks
 
-REQUIRED = os.environ.get("AGENTIC_RUBRICS_REQUIRE_DOCKER") == "1"
-_problem = daemon_problem() or (None if shutil.which("debootstrap") else "no debootstrap here")
-if REQUIRED and _problem is not None:  # pragma: no cover - a broken CI machine
-    raise RuntimeError(f"CI requires a docker daemon: {_problem}")
-pytestmark = [
-    pytest.mark.docker,
-    pytest.mark.xdist_group("docker"),
-    pytest.mark.skipif(_problem is not None, reason=f"no docker daemon here: {_problem}"),
-]
+pytestmark = docker_marks()
 IMAGE = "agentic-rubrics/test-env:pkg"
 TESTS = {
     "test_issue.py": textwrap.dedent(
