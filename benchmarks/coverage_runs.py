@@ -165,15 +165,10 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 
 
 def _command(record: Any, python: str) -> Any:
-    from agentic_rubrics.sandbox.testlogs import command, outcome_filter, parse_outcomes, runner_for
-    from agentic_rubrics.sandbox.testrun import RunCommand
+    from agentic_rubrics.sandbox.testlogs import command, run_command, runner_for
 
     runner = runner_for(record.repo)
-    return RunCommand(
-        command(runner, python, directives(record.test_patch)),
-        lines=outcome_filter(runner),
-        parse=lambda lines: parse_outcomes(runner, lines),
-    )
+    return run_command(runner, command(runner, python, directives(record.test_patch)))
 
 
 def _verdict(run: Any, names: list[str]) -> dict[str, Any]:

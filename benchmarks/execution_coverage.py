@@ -43,7 +43,7 @@ from typing import Any
 
 from coverage_runs import agreement_of, compare_instance, spec_for
 
-from agentic_rubrics.datasets.repos import RepoCache
+from agentic_rubrics.datasets.sdist_trees import RULES, SDIST_PACKAGES, instance_trees
 from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file
 from agentic_rubrics.datasets.swebench_tests import load_tested_instances
 from agentic_rubrics.exceptions import RepoError
@@ -57,9 +57,11 @@ DATA = ROOT.parent / "shared" / "data" / "swebench"
 SCHEMA = "agentic-rubrics/execution-coverage/1"
 
 
-def row_key(site: str, instance: Any, spec: EnvSpec | None) -> str:
-    """What a cached row depends on: the site, the instance and the spec that matched it."""
+def row_key(site: str, instance: Any, spec: EnvSpec | None, approximate: str | None = None) -> str:
+    """What a cached row depends on: the site, the instance, the spec that matched it and, for a
+    repository a release sdist stands in for, the approximate-tree rule."""
     record = [site, instance.instance_id, spec.model_dump(mode="json") if spec else None]
+    record += [approximate] if approximate else []
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -86,7 +88,7 @@ class Checker:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.repos = RepoCache(args.repo_cache, args.repo_url)
+        self.trees = instance_trees(args.repo_url, args.repo_cache, args.approximate_trees)
         self.specs = load_specs(args.env_spec)
         self.docker_specs = load_specs(args.docker_spec) if args.docker or args.compare else {}
         self.cache = Rows(args.work / "checks.jsonl")
@@ -94,14 +96,20 @@ class Checker:
         self.limits = ExecLimits(timeout_s=args.timeout, excerpt_chars=6000)
 
     def tree(self, instance: Any) -> Path:
-        return self.repos.checkout(instance.repo, instance.base_commit).path
+        """The instance's base commit, else its approximate tree (``--approximate-trees``)."""
+        return self.trees(instance)
+
+    def approximate(self, instance: Any) -> str | None:
+        """The approximate-tree rule a row of ``instance`` depends on (``None``: a repository
+        no sdist stands in for)."""
+        return self.args.approximate_trees if instance.repo in SDIST_PACKAGES else None
 
     def row(self, site: str, instance: Any) -> dict[str, Any] | None:
         specs = self.specs if site == "bwrap" else self.docker_specs
         spec = spec_for(specs, instance.repo, instance.version)
         if site == "docker" and spec is None:
             return None
-        key = row_key(site, instance, spec)
+        key = row_key(site, instance, spec, self.approximate(instance))
         cached = self.cache.rows.get(key)
         if cached is not None and cached["row"]["reason"] not in self.redo:
             return cached
@@ -247,6 +255,12 @@ def main() -> None:
         "--docker-spec", type=Path, default=ROOT / "benchmarks/envs/swebench_images.json"
     )
     ap.add_argument("--env-cache", type=Path, default=Path("/tmp/envs"))
+    ap.add_argument(
+        "--approximate-trees",
+        default="nearest",
+        choices=[*RULES, "none"],
+        help="a release sdist's tree where the repository is not to be had (marked so)",
+    )
     ap.add_argument("--docker", action="store_true", help="try docker where bubblewrap fails")
     ap.add_argument("--compare", type=int, default=0, help="instances compared bwrap vs docker")
     ap.add_argument("--compare-instances", default="", help="these instances for --compare")

@@ -42,6 +42,7 @@ from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 from agentic_rubrics.sandbox.testenv import EnvSpec
 from agentic_rubrics.sandbox.testrun import ExecLimits
 from agentic_rubrics.sandbox.testrun_docker import run_candidates_docker
+from agentic_rubrics.test_infra import GRADED_FOLDER as GRADED
 from tests.docker_gate import docker_marks
 
 pytestmark = docker_marks()
@@ -288,3 +289,53 @@ def test_clean_keeps_the_containers_of_live_processes(env_image: str) -> None:
         assert len(containers) >= 1
     finally:
         docker(["rm", "-f", gone, alive])
+
+
+def test_the_tests_verifier_grades_in_containers_as_in_bubblewrap(tmp_path: Path) -> None:
+    """``tests.docker``: a bundled task's hidden tests validated and graded in containers of an image
+    holding its repository (one prepared per task, a container per run), each candidate's pass rate
+    the labels' — the same verdicts bubblewrap gives — and nothing left behind."""
+    import shutil as _shutil
+
+    from agentic_rubrics.datasets.bundled import EXAMPLES_DIR, write_tasks_jsonl
+    from agentic_rubrics.pipeline.config import RunConfig
+    from agentic_rubrics.pipeline.runner import run
+
+    iid = "harbourline__pagewise-214"
+    folder = EXAMPLES_DIR / iid
+    spec = EnvSpec(requirements=["pytest"], install_tree=False)
+    image = "agentic-rubrics/test-env:pagewise"
+    ensure_env_image(image, spec, folder / "repo", repo="harbourline/pagewise", version="1",
+                     commit="c0ffee")  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    rows = [r for r in write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()
+            if json.loads(r)["instance_id"] == iid]  # fmt: skip
+    tasks.write_text(rows[0] + "\n")
+    given = tmp_path / "given" / iid
+    _shutil.copytree(folder / "hidden_tests", given)
+    # passes in the image's /testbed only (bubblewrap's tree is /workspace): every pass rate of 1
+    # below was measured in a container
+    (given / "test_where.py").write_text(
+        "import os\n\n\ndef test_in_the_image():\n    assert os.getcwd() == '/testbed'\n"
+    )
+    docker_config = {"image": image, "conda_env": None, "pull": "never", "memory_mib": 1024}
+    config = RunConfig(
+        verifiers=["tests"],
+        tests_dir=str(tmp_path / "given"),
+        tests={"reruns": 0, "timeout_s": 120, "docker": docker_config},
+        bootstrap_resamples=0,
+        plots=False,
+    )
+    run(tasks, tmp_path / "run", config)
+    progress = (tmp_path / "run" / "progress.jsonl").read_text().splitlines()
+    record = json.loads(progress[-1])["baselines"]["tests"]
+    labels = json.loads((folder / "labels.json").read_text())["candidates"]
+    assert record["status"] == "graded", record
+    assert {c: r == 1.0 for c, r in record["pass_rate"].items()} == {
+        c: v["resolved"] for c, v in labels.items()
+    }, record
+    status = json.loads((tmp_path / "run" / "tests" / iid / "status.json").read_text())
+    assert f"{GRADED}/test_where.py::test_in_the_image" in status["validation"]["tests"]
+    assert ours() == []
+    prepared = docker(["images", "-q", "--filter", "label=agentic_rubrics.prepared"])
+    assert prepared == ""

@@ -139,3 +139,83 @@ def test_a_django_test_module_is_graded_with_djangos_runner(django_tree: Path) -
     assert base.outcomes == {name: "failed", "add() of zeros is zero.": "passed"}, base.excerpt
     assert fixed.outcomes == {name: "passed", "add() of zeros is zero.": "passed"}
     assert refused.reason == "tampers_with_tests" and not refused.outcomes
+
+
+SYMPY_LOG = """\
+sympy/agentic_rubrics_tests/tests/test_issue.py[2] \\
+test_add ok
+test_sub F                                                                [FAIL]
+sympy/agentic_rubrics_tests/tests/test_other.py[?]   Failed to import     [FAIL]
+"""
+
+
+def test_each_runner_says_which_module_did_not_load() -> None:
+    """A module that does not import is reported in each runner's own way, and the run is not
+    collected: its tests cannot be validated or graded (``tests_not_collected``)."""
+    from agentic_rubrics.pipeline.verifiers.tests_grading import collected
+    from agentic_rubrics.sandbox.testrun import ExecRun
+
+    def run(runner: str, lines: str) -> ExecRun:
+        from agentic_rubrics.protocols import CommandResult
+        from agentic_rubrics.sandbox.testrun import outcome
+
+        command = LAYOUTS[runner].command("/py", ["test_issue.py"])
+        done = CommandResult(output="@@APPLY none\n" + lines + "@@EXIT 1\n", exit_code=0)
+        return outcome(done, command)
+
+    sympy = run("sympy", SYMPY_LOG)
+    assert sympy.outcomes == {
+        "test_add": "passed",
+        "test_sub": "failed",
+        "sympy/agentic_rubrics_tests/tests/test_other.py": "error",
+    }
+    assert sympy.not_loaded == ["sympy/agentic_rubrics_tests/tests/test_other.py"]
+    assert not collected(sympy)
+    loaded = run("sympy", "test_add ok\ntest_sub F    [FAIL]\n")
+    assert loaded.not_loaded == [] and collected(loaded)  # sympy's names have no "::"
+    broken = (
+        "agentic_rubrics_tests.test_issue (unittest.loader._FailedTest."
+        "agentic_rubrics_tests.test_issue) ... ERROR\n"
+    )
+    django = run(
+        "django", "test_add (agentic_rubrics_tests.test_issue.IssueTests) ... ok\n" + broken
+    )
+    assert len(django.not_loaded) == 1 and not collected(django)
+    ok = run("django", "test_add (agentic_rubrics_tests.test_issue.IssueTests) ... ok\n")
+    assert collected(ok)
+    pytest_run = run("pytest", "PASSED t.py::test_a\nERROR agentic_rubrics_tests/test_b.py\n")
+    assert pytest_run.not_loaded == ["agentic_rubrics_tests/test_b.py"]
+
+
+@needs_sandbox
+def test_a_django_test_module_is_validated_on_the_base_tree(django_tree: Path) -> None:
+    """Django's names (no pytest ``::``) validate: the script fails on the base tree and counts its
+    tests; a module that does not import is ``tests_not_collected``."""
+    from agentic_rubrics.pipeline.verifiers.tests import TestsConfig
+    from agentic_rubrics.pipeline.verifiers.tests_grading import runner_for, validate
+    from agentic_rubrics.sandbox.testrun import PreparedTree
+
+    prepared = PreparedTree(django_tree)
+    config = TestsConfig(python="/usr/bin/python3", timeout_s=60)
+    try:
+        good = runner_for(
+            prepared.path,
+            {"test_issue.py": DJANGO_TEST},
+            config,
+            contextlib.nullcontext,
+            layout=LAYOUTS["django"],
+        )
+        bad = runner_for(
+            prepared.path,
+            {"test_issue.py": DJANGO_TEST.replace("from calc", "from nowhere")},
+            config,
+            contextlib.nullcontext,
+            layout=LAYOUTS["django"],
+        )
+        valid = asyncio.run(validate(good, 2, "calc-1", lambda x: x))
+        broken = asyncio.run(validate(bad, 1, "calc-1", lambda x: x))
+    finally:
+        prepared.close()
+    assert valid.status == "valid", valid
+    assert len(valid.tests) == 2
+    assert broken.status == "excluded" and broken.reason == "tests_not_collected"

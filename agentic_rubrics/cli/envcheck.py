@@ -124,6 +124,7 @@ def env_check(
     approximate_trees: ApproximateTrees = "nearest",
 ) -> None:
     """Run each instance's FAIL_TO_PASS with the gold patch and with none: can it run here, why not."""
+    from agentic_rubrics.datasets.sdist_trees import instance_trees
     from agentic_rubrics.datasets.swebench_tests import load_tested_instances
     from agentic_rubrics.exceptions import AgenticRubricsError
 
@@ -133,7 +134,7 @@ def env_check(
         site = _site(test_python, _specs(env_spec), env_cache, repo_cache, deployment, timeout)
         # SWE-bench's images hold the repository: nothing to fetch for them
         fetch = repo_url != "none" and (deployment is None or deployment.needs_repo)
-        trees = _trees(repo_url if fetch else None, repo_cache, approximate_trees)
+        trees = instance_trees(repo_url if fetch else None, repo_cache, approximate_trees)
     except AgenticRubricsError as exc:
         raise failed(exc) from exc
     _check(chosen, trees, site, out)
@@ -156,31 +157,6 @@ def _site(
     python = python or ("python" if swerex is not None else "/usr/bin/python3")
     limits = ExecLimits(timeout_s=timeout, excerpt_chars=6000)
     return CheckSite(python, specs, env_cache, swerex, limits)
-
-
-def _trees(url_template: str | None, cache: Path | None, approximate: str = "none") -> Any:
-    from agentic_rubrics.datasets.repos import RepoCache
-    from agentic_rubrics.datasets.sdist_trees import RULES, SdistTrees, approximate_cache
-    from agentic_rubrics.exceptions import ConfigError, RepoError
-
-    if approximate != "none" and approximate not in RULES:
-        raise ConfigError(f"--approximate-trees {approximate}: one of {', '.join(RULES)}, none")
-    if url_template is None:
-        return lambda instance: None
-    repos = RepoCache(cache, url_template)
-    folder = approximate_cache(cache)
-    sdist_trees = SdistTrees(folder, approximate) if approximate != "none" else None  # type: ignore[arg-type]
-
-    def tree(instance: Any) -> Path:
-        try:
-            return repos.checkout(instance.repo, instance.base_commit).path
-        except RepoError:
-            if sdist_trees is None or not sdist_trees.covers(instance.repo):
-                raise
-        patches = {"gold_patch": instance.gold_patch, "test_patch": instance.test_patch}
-        return sdist_trees.tree(instance.instance_id, instance.repo, instance.version, patches)
-
-    return tree
 
 
 def _check(chosen: list[Any], trees: Any, site: CheckSite, out: Path) -> None:

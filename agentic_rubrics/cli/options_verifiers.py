@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from agentic_rubrics.cli.option_sets import Sets, as_text, env_specs, names
+from agentic_rubrics.cli.option_sets import Sets, as_text, env_specs, names, test_docker
 
 
 @dataclass
@@ -65,6 +65,16 @@ class VerifierOptions:
             " in a venv built once per (repository, version), cached, read-only in the sandbox.",
         ),
         Sets("tests.env_specs", convert=env_specs),
+    ] = None
+    test_docker: Annotated[
+        str | None,
+        typer.Option(
+            "--test-docker",
+            help="Run the tests verifier in docker, a container per run from the task's image:"
+            " swebench (SWE-bench's instance images), local (those build-env made here) or a JSON"
+            " file of swerex-docker settings.",
+        ),
+        Sets("tests.docker", convert=test_docker),
     ] = None
     test_env_cache: Annotated[
         Path | None,

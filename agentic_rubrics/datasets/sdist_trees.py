@@ -343,3 +343,36 @@ def approved_tree(report: Path, instance_id: str, cache: Path) -> Path:
             reason="approximate_tree_missing",
         )
     return tree
+
+
+def instance_trees(url_template: str | None, cache: Path | None, approximate: str = "none") -> Any:
+    """An instance's tree: its repository at its base commit (``url_template``, ``cache``: a
+    :class:`~agentic_rubrics.datasets.repos.RepoCache`'s), else, where there is none and a release
+    sdist stands in for that repository, its approximate tree by ``approximate``'s rule (``none``:
+    never). ``None`` for every instance without ``url_template``. Used by ``env-check`` and
+    ``benchmarks/execution_coverage.py`` alike.
+
+    Raises:
+        ConfigError: an unknown rule.
+    """
+    from agentic_rubrics.datasets.repos import RepoCache
+    from agentic_rubrics.exceptions import ConfigError
+
+    if approximate != "none" and approximate not in RULES:
+        raise ConfigError(f"--approximate-trees {approximate}: one of {', '.join(RULES)}, none")
+    if url_template is None:
+        return lambda instance: None
+    repos = RepoCache(cache, url_template)
+    folder = approximate_cache(cache)
+    sdist_trees = SdistTrees(folder, approximate) if approximate != "none" else None  # type: ignore[arg-type]
+
+    def tree(instance: Any) -> Path:
+        try:
+            return repos.checkout(instance.repo, instance.base_commit).path
+        except RepoError:
+            if sdist_trees is None or not sdist_trees.covers(instance.repo):
+                raise
+        patches = {"gold_patch": instance.gold_patch, "test_patch": instance.test_patch}
+        return sdist_trees.tree(instance.instance_id, instance.repo, instance.version, patches)
+
+    return tree

@@ -194,8 +194,7 @@ async def check_instance(
     from agentic_rubrics.sandbox.testlogs import (
         command,
         directives,
-        outcome_filter,
-        parse_outcomes,
+        run_command,
         runner_for,
     )
 
@@ -208,12 +207,8 @@ async def check_instance(
         row.reason = "no_fail_to_pass"
         return row
     python = interpreter.python if interpreter else site.python
-    run_command = RunCommand(
-        command(runner, python, directives(instance.test_patch)),
-        lines=outcome_filter(runner),
-        parse=lambda lines: parse_outcomes(runner, lines),
-    )
-    runs = await _runs(instance, tree, site, interpreter, python, run_command)
+    harness = run_command(runner, command(runner, python, directives(instance.test_patch)))
+    runs = await _runs(instance, tree, site, interpreter, python, harness)
     row.runnable, row.reason, row.detail = classify(instance, runs["gold"], runs["none"])
     row.gold = _summary(runs["gold"], instance.fail_to_pass, runner)
     row.none = _summary(runs["none"], instance.fail_to_pass, runner)

@@ -20,13 +20,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from agentic_rubrics.sandbox.testlogs import (
-    Runner,
-    command,
-    outcome_filter,
-    parse_outcomes,
-    runner_for,
-)
+from agentic_rubrics.sandbox.testlogs import Runner, command, run_command, runner_for
 from agentic_rubrics.sandbox.testrun import RunCommand
 from agentic_rubrics.test_infra import GRADED_FOLDER
 
@@ -58,10 +52,7 @@ class Layout:
         else:
             tests = sorted(n for n in names if n.startswith("test_") and n.endswith(".py"))
             text = command(self.runner, python, [f"{self.folder}/{n}" for n in tests])
-        runner = self.runner
-        return RunCommand(
-            text, lines=outcome_filter(runner), parse=lambda lines: parse_outcomes(runner, lines)
-        )
+        return run_command(self.runner, text)
 
 
 _DJANGO_APP = f"tests/{GRADED_FOLDER}"

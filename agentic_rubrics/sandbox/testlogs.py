@@ -17,7 +17,7 @@ import re
 import shlex
 from typing import Literal
 
-from agentic_rubrics.sandbox.testrun import STATUS_WORDS, Status
+from agentic_rubrics.sandbox.testrun import STATUS_WORDS, RunCommand, Status
 
 Runner = Literal["pytest", "sympy", "django", "unsupported"]
 """``unsupported``: kept for callers that check for it; no repository maps to it today."""
@@ -38,6 +38,8 @@ _NOT_TESTS = (
 _DIFF = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 # bin/test --verbose ends a file's last test line with the file's status ("test_x F    [FAIL]")
 _SYMPY = re.compile(r"^\s*(_*test_\w+)\s+(ok|F|E|f|X|s)\s*(?:\[(?:OK|FAIL)\])?\s*$", re.M)
+# a file bin/test could not import: "sympy/x/tests/test_y.py[?]   Failed to import   [FAIL]"
+_SYMPY_IMPORT = re.compile(r"^\s*(\S+\.py)\[\?\]\s+Failed to import", re.M)
 _SYMPY_STATUS: dict[str, Status] = {
     "ok": "passed",
     "F": "failed",
@@ -94,7 +96,10 @@ def command(runner: Runner, python: str, files: list[str]) -> str:
 def outcome_filter(runner: Runner) -> str:
     """The extended regex (grep -E) of the lines that carry a test's status in ``runner``'s log."""
     if runner == "sympy":
-        return r"^\s*_*test_[A-Za-z0-9_]+\s+(ok|F|E|f|X|s)\s*(\[(OK|FAIL)\])?\s*$"
+        return (
+            r"^\s*_*test_[A-Za-z0-9_]+\s+(ok|F|E|f|X|s)\s*(\[(OK|FAIL)\])?\s*$"
+            r"|\.py\[\?\]\s+Failed to import"
+        )
     if runner == "django":
         from agentic_rubrics.sandbox.testlogs_django import LINES
 
@@ -105,7 +110,8 @@ def outcome_filter(runner: Runner) -> str:
 def parse_outcomes(runner: Runner, lines: str) -> dict[str, Status]:
     """Test name -> status, from the filtered lines of ``runner``'s log."""
     if runner == "sympy":
-        return {m.group(1): _SYMPY_STATUS[m.group(2)] for m in _SYMPY.finditer(lines)}
+        out = {m.group(1): _SYMPY_STATUS[m.group(2)] for m in _SYMPY.finditer(lines)}
+        return out | {m.group(1): "error" for m in _SYMPY_IMPORT.finditer(lines)}
     if runner == "django":
         from agentic_rubrics.sandbox.testlogs_django import parse_log, without_headers
 
@@ -113,6 +119,28 @@ def parse_outcomes(runner: Runner, lines: str) -> dict[str, Status]:
     from agentic_rubrics.sandbox.testrun import parse_pytest_lines
 
     return parse_pytest_lines(lines)
+
+
+def not_loaded(runner: Runner, name: str) -> bool:
+    """Whether ``name`` (a key of :func:`parse_outcomes`) is a test module that did not load: pytest's
+    file without a ``::`` test, sympy's file that bin/test could not import (``path.py``), unittest's
+    stand-in for a module Django's runner could not import (``unittest.loader._FailedTest``)."""
+    if runner == "sympy":
+        return name.endswith(".py")
+    if runner == "django":
+        return "_FailedTest" in name or "ModuleImportFailure" in name
+    return "::" not in name
+
+
+def run_command(runner: Runner, text: str) -> RunCommand:
+    """``text`` (a shell command running ``runner``) with how its log is read: the lines that carry
+    a status, each test's status, and which names are modules that did not load."""
+    return RunCommand(
+        text,
+        lines=outcome_filter(runner),
+        parse=lambda lines: parse_outcomes(runner, lines),
+        not_loaded=lambda name: not_loaded(runner, name),
+    )
 
 
 def statuses(runner: Runner, outcomes: dict[str, Status], names: list[str]) -> dict[str, Status]:

@@ -80,6 +80,11 @@ def parse_pytest_lines(lines: str) -> dict[str, Status]:
     }
 
 
+def pytest_not_loaded(name: str) -> bool:
+    """pytest reports a module it could not collect under the file's node id (no ``::`` test)."""
+    return "::" not in name
+
+
 @dataclass(frozen=True)
 class RunCommand:
     """What runs in the tree once the candidate (and any test patch) is applied, and how it is read."""
@@ -90,6 +95,8 @@ class RunCommand:
     """The extended regex (``grep -E``) of the log's lines that carry a test's status."""
     parse: Callable[[str], dict[str, Status]] = parse_pytest_lines
     """Test name -> status, from those lines."""
+    not_loaded: Callable[[str], bool] = pytest_not_loaded
+    """Whether a name ``parse`` gave is a test module that did not load (no test of it ran)."""
 
 
 PYTEST_LINES = "^(" + "|".join(STATUS_WORDS) + ") |^[0-9.]+s (setup|call|teardown) "
@@ -144,6 +151,9 @@ class ExecRun:
     infra: list[InfraKind] = field(default_factory=list)
     """The kinds of test infrastructure the candidate changes (:mod:`agentic_rubrics.test_infra`),
     neutralised before the tests ran."""
+    not_loaded: list[str] = field(default_factory=list)
+    """Names in ``outcomes`` that are test modules that did not load, as the runner reports them
+    (:attr:`RunCommand.not_loaded`)."""
 
     @property
     def cpu_seconds(self) -> float | None:
@@ -294,10 +304,14 @@ def refused(run_plan: RunPlan) -> ExecRun | None:
     return ExecRun(applied=None, reason=run_plan.refused, infra=list(run_plan.infra))
 
 
-def outcome(done: CommandResult, read: Callable[[str], dict[str, Status]]) -> ExecRun:
-    """One run's result from the script's output."""
+def outcome(done: CommandResult, command: RunCommand | None = None) -> ExecRun:
+    """One run's result from the script's output, read as ``command`` says (the library's own
+    pytest command when ``None``)."""
+    read = command.parse if command is not None else parse_pytest_lines
+    not_loaded = command.not_loaded if command is not None else pytest_not_loaded
     applied, exit_code, outcomes, tail = parse(done.output, read)
     run = ExecRun(applied=applied, outcomes=outcomes, exit_code=exit_code, excerpt=tail)
+    run.not_loaded = sorted(name for name in outcomes if not_loaded(name))
     run.cpu_s = cpu_seconds(done.output)
     run.messages, run.durations = messages(done.output), durations(done.output)
     if done.timed_out:
@@ -364,7 +378,7 @@ async def run_tests(
         ran = time.perf_counter()
         await sandbox.close()
         shutil.rmtree(stage, ignore_errors=True)
-    run = outcome(done, command.parse if command else parse_pytest_lines)
+    run = outcome(done, command)
     run.infra = list(run_plan.infra)
     end = time.perf_counter()
     run.seconds = round(end - start, 4)

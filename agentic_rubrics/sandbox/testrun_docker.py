@@ -40,11 +40,11 @@ from agentic_rubrics.sandbox.testrun import (
     ExecRun,
     RunCommand,
     outcome,
-    parse_pytest_lines,
     refused,
     script,
 )
 from agentic_rubrics.sandbox.testscript import plan, staged, tree_reader
+from agentic_rubrics.test_infra import GRADED_FOLDER
 
 STAGE_ROOT = "/tmp"
 PREPARED_LABEL = "agentic_rubrics.prepared"
@@ -109,6 +109,7 @@ async def run_candidates_docker(
     test_patch: str = "",
     command: RunCommand | None = None,
     parallel: int | None = None,
+    folder: str = GRADED_FOLDER,
 ) -> dict[str, ExecRun]:
     """Each candidate's run (``patches``: candidate id -> patch), in containers of their own from one
     prepared image, ``parallel`` at a time (default: this machine's cores). Never raises for a
@@ -123,7 +124,7 @@ async def run_candidates_docker(
     async def one(patch: str) -> ExecRun:
         async with gate:
             return await run_in_container(
-                config, where, task, patch, tests, python, limits, test_patch, command
+                config, where, task, patch, tests, python, limits, test_patch, command, folder
             )
 
     try:
@@ -149,8 +150,10 @@ async def run_in_container(
     limits: ExecLimits,
     test_patch: str,
     command: RunCommand | None,
+    folder: str = GRADED_FOLDER,
 ) -> ExecRun:
-    """One candidate's run in a new container of the prepared image (never raises SandboxError)."""
+    """One candidate's run in a new container of the prepared image (never raises SandboxError;
+    ``folder``: where the test files go in the repository, :mod:`~agentic_rubrics.sandbox.testlayout`)."""
     from agentic_rubrics.sandbox.swerex_docker import cut_network
 
     read_base = tree_reader(where.repo_path) if where.repo_path is not None else None
@@ -177,6 +180,7 @@ async def run_in_container(
             workdir=config.repo_dir,
             log=f"{stage}/tests.log",
             keep=f"{stage}/keep",
+            folder=folder,
         )
         done = await _execute(deployment, text, config.repo_dir, task.env, limits.timeout_s)
         ran = time.perf_counter()
@@ -185,7 +189,7 @@ async def run_in_container(
         await deployment.stop()
         return failed_run(exc, round(time.perf_counter() - start, 4))
     await deployment.stop()
-    run = outcome(done, command.parse if command else parse_pytest_lines)
+    run = outcome(done, command)
     run.infra = list(run_plan.infra)
     if oom:
         run.reason = "oom"

@@ -30,7 +30,6 @@ from agentic_rubrics.sandbox.testrun import (
     ExecRun,
     RunCommand,
     outcome,
-    parse_pytest_lines,
     refused,
     script,
 )
@@ -83,7 +82,7 @@ async def run_tests_swerex(
         ran = time.perf_counter()
     finally:
         await sandbox.close()
-    run = outcome(done, command.parse if command else parse_pytest_lines)
+    run = outcome(done, command)
     run.infra = list(run_plan.infra)
     end = time.perf_counter()
     run.seconds = round(end - start, 4)

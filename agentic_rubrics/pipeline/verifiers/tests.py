@@ -12,10 +12,8 @@ writes ``tests/<id>/outcomes.jsonl`` and the task's ``baselines.tests`` (what th
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
-import re
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,11 +26,22 @@ from agentic_rubrics.patch import patch_hash
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.verifiers import BUILTIN, Graded, TaskScope, VerifierSettings
 from agentic_rubrics.pipeline.verifiers.artifacts import earlier_artifact, trajectory_file
-from agentic_rubrics.pipeline.verifiers.tests_grading import Grades, grade, runner_for, validate
+from agentic_rubrics.pipeline.verifiers.tests_given import FILE_NAME, files_hash, given_tests
+from agentic_rubrics.pipeline.verifiers.tests_grading import (
+    Grades,
+    Runner,
+    TaskContainers,
+    docker_runner_for,
+    grade,
+    runner_for,
+    validate,
+)
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
+from agentic_rubrics.sandbox.base import Where
 from agentic_rubrics.sandbox.built_files import add_built_files
+from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
 from agentic_rubrics.sandbox.testlayout import layout_for
 from agentic_rubrics.setting_effects import Effect
@@ -43,8 +52,6 @@ log = logging.getLogger(__name__)
 SPEC = BUILTIN["tests"]
 FEATURE = "tests"
 """The key of the verifier's record in a task's ``baselines`` (the selectors read it)."""
-FILE_NAME = re.compile(r"^(test_[\w-]*|[\w-]*_test|conftest)\.py$")
-"""The files a test artifact may hold (pytest's own file names; nothing else is copied)."""
 _CLI_RESULTS = Effect("results", cli=True)
 
 
@@ -85,6 +92,12 @@ class TestsConfig(BaseModel):
     """Files a given tests folder (``--tests DIR``) may hold for one task."""
     max_file_bytes: int = Field(default=262_144, ge=1024)
     """Bytes of one test file."""
+    docker: SweRexDockerConfig | None = None
+    """The tests in docker instead of bubblewrap (``--test-docker IMAGE``): the task's image
+    (``image``'s ``{instance_id}`` / ``{swebench_id}`` filled: SWE-bench's published image, or one
+    ``build-env`` made here) prepared once per task, each run in a container of its own with the
+    container's limits, the tests run with the image's ``python`` in ``repo_dir``; no tree on this
+    machine, ``env_specs`` unused. Hashed only when set."""
 
 
 class TestsSettings(VerifierSettings):
@@ -108,42 +121,9 @@ class TestsSettings(VerifierSettings):
         data["tests"].pop("env_cache", None)
         if self.tests.env_specs is None:
             data["tests"].pop("env_specs", None)
+        if self.tests.docker is None:
+            data["tests"].pop("docker", None)
         return data
-
-
-def files_hash(files: dict[str, str]) -> str:
-    """``sha256:`` over the files' names and contents (what the status records)."""
-    blob = json.dumps(sorted(files.items()), ensure_ascii=False)
-    return "sha256:" + hashlib.sha256(blob.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def given_tests(root: Path, instance_id: str, config: TestsConfig) -> tuple[dict[str, str], str]:
-    """The test files ``--tests DIR`` holds for a task (``DIR/<safe name>/`` first, then
-    ``DIR/<instance_id>/`` for a plain relative id, never outside ``DIR``), or why there are none."""
-    base = root.resolve()
-    names = [safe_name(instance_id)]
-    if not Path(instance_id).is_absolute() and ".." not in Path(instance_id).parts:
-        names.append(instance_id)
-    for name in names:
-        try:
-            folder = (root / name).resolve()
-            if not folder.is_relative_to(base) or not folder.is_dir():
-                continue
-            entries = sorted(folder.iterdir())
-        except (OSError, ValueError):
-            continue
-        files: dict[str, str] = {}
-        for entry in entries:
-            if not FILE_NAME.match(entry.name) or entry.is_symlink() or not entry.is_file():
-                continue
-            if len(files) >= config.max_files or entry.stat().st_size > config.max_file_bytes:
-                return {}, "tests_too_large"
-            try:
-                files[entry.name] = entry.read_bytes().decode("utf-8")
-            except (OSError, UnicodeDecodeError):
-                return {}, "tests_unreadable"
-        return (files, "") if files else ({}, "tests_not_found")
-    return {}, "tests_not_found"
 
 
 def interpreter_for(task: Task, ctx: RunContext, tree: Path) -> Any:
@@ -175,11 +155,13 @@ def settings(ctx: RunContext) -> TestsSettings:
 
 
 class _Tree:
-    """The task's tree copied once (:class:`~agentic_rubrics.sandbox.testrun.PreparedTree`), shared by
-    the script's validation and every candidate's run; removed when the task's verifier is done."""
+    """The task's tree copied once (:class:`~agentic_rubrics.sandbox.testrun.PreparedTree`), or its
+    image prepared once in docker (``tests.docker``), shared by the script's validation and every
+    candidate's run; removed when the task's verifier is done."""
 
     def __init__(self, task: Task, ctx: RunContext) -> None:
         self.task, self.ctx = task, ctx
+        self.containers: TaskContainers | None = None
         self.prepared: Any = None
         self.problem: str | None = None
         self.interpreter: Any = None
@@ -221,9 +203,26 @@ class _Tree:
             self.prepared = await asyncio.to_thread(PreparedTree, tree.path)
         return None if self.prepared is None else Path(self.prepared.path)
 
-    def close(self) -> None:
+    async def runner(self, files: dict[str, str]) -> Runner | None:
+        """The runs of ``files`` where the task's tests run (``None`` with :attr:`problem`)."""
+        slot = lambda: self.ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
+        own, layout = settings(self.ctx).tests, layout_for(self.task.repo)
+        if own.docker is not None:
+            if self.containers is None:
+                where = Where(self.task.instance_id, None, base_commit=self.task.base_commit)
+                self.containers = TaskContainers(own.docker, where)
+            return docker_runner_for(self.containers, files, own, slot, layout)
+        path = await self.path()
+        interpreter = await self.env()
+        if path is None or interpreter is None:
+            return None
+        return runner_for(path, files, own, slot, interpreter, layout)
+
+    async def close(self) -> None:
+        if self.containers is not None:
+            await self.containers.close()
         if self.prepared is not None:
-            self.prepared.close()
+            await asyncio.to_thread(self.prepared.close)
 
 
 class TestsVerifier:
@@ -251,7 +250,7 @@ class TestsVerifier:
             artifact = earlier or await self._write(task, ctx, tree)
             return artifact, (await self._grade(task, ctx, artifact, tree) if grade else None)
         finally:
-            await asyncio.to_thread(tree.close)
+            await tree.close()
 
     async def _write(self, task: Task, ctx: RunContext, tree: _Tree) -> ArtifactRecord:
         """The script, given or written, and its validation on the base tree."""
@@ -278,15 +277,10 @@ class TestsVerifier:
             status["source"] = "none"
             files, reason = {}, "no_test_writer"
         if files:
-            path = await tree.path()
-            interpreter = await tree.env()
-            if path is None or interpreter is None:
+            runner = await tree.runner(files)
+            if runner is None:
                 files, reason = {}, tree.problem or "no_repository"
             else:
-                slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
-                runner = runner_for(
-                    path, files, own.tests, slot, interpreter, layout_for(task.repo)
-                )
                 validation = await validate(
                     runner, own.tests.base_runs, task.instance_id, ctx.redact
                 )
@@ -326,11 +320,10 @@ class TestsVerifier:
                 "runs": len(validation.base_runs),
                 "cpu_seconds": round(sum(measured), 4),
             }
-        path = await tree.path() if reason is None else None
-        interpreter = await tree.env() if path is not None else None
-        if reason is None and (path is None or interpreter is None):
+        runner = await tree.runner(artifact.files) if reason is None else None
+        if reason is None and runner is None:
             reason = tree.problem or "no_repository"
-        if reason is not None or validation is None or path is None or interpreter is None:
+        if reason is not None or validation is None or runner is None:
             graded.baselines[FEATURE] = {
                 "status": "missing",
                 "reason": reason,
@@ -344,9 +337,7 @@ class TestsVerifier:
             key = patch_hash(c.patch)
             groups.setdefault(key, []).append(c.id)
             patches.setdefault(key, c.patch)
-        slot = lambda: ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
         own = settings(ctx).tests
-        runner = runner_for(path, artifact.files, own, slot, interpreter, layout_for(task.repo))
         grades = await grade(
             runner,
             patches,

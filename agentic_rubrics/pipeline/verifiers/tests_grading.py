@@ -32,6 +32,7 @@ from typing import Any
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.runfolder.verifier_rows import EXCERPT_CHARS, TestRunRow, TestValidation
+from agentic_rubrics.sandbox.docker_cli import DOCKER_REASONS
 from agentic_rubrics.sandbox.testrun import ExecLimits, ExecRun, run_tests
 from agentic_rubrics.sandbox.testscript import TAMPERS
 
@@ -43,10 +44,11 @@ PASSING = frozenset({"passed", "xfailed"})
 """Outcomes that pass a test that fails on the base tree (the harness's FAIL_TO_PASS)."""
 MAINTAINED = PASSING | {"skipped"}
 """Outcomes that keep a test that passed (or was skipped) on the base tree (its PASS_TO_PASS)."""
-NO_OUTCOME = frozenset({"timeout", "sandbox_error", "stage_failed"})
+NO_OUTCOME = frozenset({"timeout", "sandbox_error", "stage_failed", *DOCKER_REASONS})
+"""Run reasons that leave no outcome to read: the tree gets no score (a container's failure, its
+memory limit ``oom`` included, is one)."""
 REFUSED = frozenset({"patch_does_not_apply", TAMPERS})
 """Run reasons that score 0: the patch does not apply, or it tampers with the tests."""
-"""Run reasons that leave no outcome to read: the tree gets no score."""
 _LIMITS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("disk_limit", re.compile(r"\[Errno (28|122)\]")),
     ("write_outside_tree", re.compile(r"\[Errno 30\]")),
@@ -69,9 +71,9 @@ def limit_hit(run: ExecRun, test: str) -> str | None:
 
 
 def collected(run: ExecRun) -> bool:
-    """Whether pytest collected the script's tests (a module that did not import reports an
-    ``ERROR`` for the file, with no ``::`` test in its node id)."""
-    return bool(run.outcomes) and all("::" in test for test in run.outcomes)
+    """Whether the runner collected the script's tests: some outcome, and no module that did not
+    load (each runner reports one its own way: :attr:`~agentic_rubrics.sandbox.testrun.RunCommand.not_loaded`)."""
+    return bool(run.outcomes) and not run.not_loaded
 
 
 def run_row(
@@ -284,6 +286,76 @@ def runner_for(
                 read_only=read_only,
                 command=command,
                 folder=layout.folder,
+            )
+
+    return run
+
+
+class TaskContainers:
+    """A task's image in docker, prepared once for every run of its tests
+    (:func:`~agentic_rubrics.sandbox.testrun_docker.prepare_task`: history cleaned, environment read,
+    committed), each run in a container of its own from it; removed by :meth:`close`."""
+
+    def __init__(self, config: Any, where: Any) -> None:
+        self.config, self.where = config, where
+        self.task: Any = None
+        self.failure: SandboxError | None = None
+        self._lock = asyncio.Lock()
+
+    async def prepared(self) -> Any:
+        """The prepared image (raises the preparation's :class:`SandboxError`, once and after)."""
+        from agentic_rubrics.sandbox.testrun_docker import prepare_task
+
+        async with self._lock:
+            if self.task is None and self.failure is None:
+                try:
+                    self.task = await prepare_task(self.config, self.where)
+                except SandboxError as exc:
+                    self.failure = exc
+            if self.failure is not None:
+                raise self.failure
+            return self.task
+
+    async def close(self) -> None:
+        from agentic_rubrics.sandbox.testrun_docker import remove_prepared
+
+        if self.task is not None:
+            await remove_prepared(self.task)
+            self.task = None
+
+
+def docker_runner_for(
+    containers: TaskContainers, files: dict[str, str], config: Any, slot: Any, layout: Any = None
+) -> Runner:
+    """A :data:`Runner` in docker (``config.docker``'s image, the tests run with its ``python``):
+    each run a container of its own from the task's prepared image, taking one of the run's sandbox
+    slots; a container that fails gives a run with the reason (never raises)."""
+    from agentic_rubrics.sandbox.testlayout import LAYOUTS
+    from agentic_rubrics.sandbox.testrun_docker import failed_run, run_in_container
+
+    layout = layout or LAYOUTS["pytest"]
+    given = {**layout.extra, **files}
+    tests = {name: text.encode("utf-8", "surrogateescape") for name, text in given.items()}
+    limits = limits_of(config)
+    command = layout.command("python", sorted(given))
+
+    async def run(patch: str) -> ExecRun:
+        async with slot():
+            try:
+                task = await containers.prepared()
+            except SandboxError as exc:
+                return failed_run(exc)
+            return await run_in_container(
+                containers.config,
+                containers.where,
+                task,
+                patch,
+                tests,
+                "python",
+                limits,
+                "",
+                command,
+                layout.folder,
             )
 
     return run
