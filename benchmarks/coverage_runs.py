@@ -56,9 +56,12 @@ def artifact(record: Any, tree: Path) -> dict[str, str]:
     return out
 
 
-def agreement_of(args: Any, record: Any, task: Any, tree: Path) -> dict[str, Any]:
+def agreement_of(
+    args: Any, record: Any, task: Any, tree: Path, site: str = "bwrap"
+) -> dict[str, Any]:
     """The tests verifier on one instance's candidates, against the harness's labels (cached in
-    ``WORK/runs/<id>/result.json``)."""
+    ``WORK/runs/<id>/result.json``), in bubblewrap over the spec's venv or (``site`` ``docker``) in
+    containers of the instance's image built here (``--test-docker local``)."""
     iid = record.instance_id
     work = args.work / "runs" / iid
     done_file = work / "result.json"
@@ -66,7 +69,7 @@ def agreement_of(args: Any, record: Any, task: Any, tree: Path) -> dict[str, Any
         return json.loads(done_file.read_text())
     files = artifact(record, tree)
     labels = {c.id: bool(c.resolved) for c in task.candidates}
-    result: dict[str, Any] = {"candidates": len(labels), "graded": 0, "agree": 0}
+    result: dict[str, Any] = {"candidates": len(labels), "graded": 0, "agree": 0, "site": site}
     result |= {"missing": {}, "disagreements": [], "artifact_files": sorted(files)}
     if not files:
         result["missing"] = {"no_test_file": len(labels)}
@@ -93,7 +96,11 @@ def agreement_of(args: Any, record: Any, task: Any, tree: Path) -> dict[str, Any
         "--config",
         str(work / "settings.yaml"),
     ]
-    cmd += ["--test-env-spec", str(with_pytest(args)), "--test-env-cache", str(args.env_cache)]
+    if site == "docker":
+        cmd += ["--test-docker", "local"]
+    else:
+        cmd += ["--test-env-spec", str(with_pytest(args))]
+        cmd += ["--test-env-cache", str(args.env_cache)]
     cmd += ["--test-reruns", "0", "--repo-url", args.repo_url]
     cmd += ["--repo-cache", str(args.repo_cache)] if args.repo_cache else []
     start = time.monotonic()

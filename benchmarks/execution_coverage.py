@@ -219,14 +219,17 @@ def agreement(
     totals = Counter()
     per_instance, disagreements, missing = {}, [], Counter()
     for row in rows:
-        if row["runnable_on"] != "bwrap" or args.no_agreement:
+        if row["runnable_on"] is None or args.no_agreement:
             continue
         iid = row["instance_id"]
         if (args.cached_only or iid in args.skip_agreement.split(",")) and not (
             args.work / "runs" / iid / "result.json"
         ).is_file():
             continue
-        result = agreement_of(args, records[iid], tasks[iid], checker.tree(records[iid]))
+        record = records[iid]
+        if row["runnable_on"] == "docker":  # in containers of the image env-check ran it in
+            checker.image(record, spec_for(checker.docker_specs, record.repo, record.version))
+        result = agreement_of(args, record, tasks[iid], checker.tree(record), row["runnable_on"])
         per_instance[iid] = {k: v for k, v in result.items() if k != "disagreements"}
         disagreements += result["disagreements"]
         missing.update(result["missing"])

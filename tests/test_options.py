@@ -29,6 +29,7 @@ SAMPLES: dict[str, Any] = {
     "tests": Path("/tests"),
     "test_reruns": 2,
     "test_python": "/opt/python3",
+    "test_docker": "local",
     "test_env_spec": Path(__file__).parents[1] / "benchmarks" / "envs" / "swebench_py311.json",
     "test_env_cache": Path("/envs"),
     "proxies": Path("/proxies"),
@@ -142,7 +143,7 @@ def test_the_hash_keeps_exactly_the_results_settings() -> None:
     cfg = load_config(None, every)
     # the tests verifier leaves out where built venvs are kept (it never changes a result) and specs
     # that are not set (they hash as before they were a setting)
-    unhashed = {"tests.env_cache", "tests.env_specs"}
+    unhashed = {"tests.env_cache", "tests.env_specs", "tests.docker"}
     for path, kept in _kinds(cfg).items():
         kind = setting_kind(path.split("."))
         assert (kind == "results" and path not in unhashed) == (kept == "results"), path

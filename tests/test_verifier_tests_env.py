@@ -195,3 +195,35 @@ def test_requirements_that_are_pip_options_files_or_urls_are_refused_naming_them
     # the shipped example reads
     shipped = Path(__file__).parents[1] / "benchmarks" / "envs" / "swebench_py311.json"
     assert len(load_specs(shipped)) == 23  # Django 3.0–5.0 among them
+
+
+def test_the_tests_docker_site_is_hashed_only_when_set_and_read_from_its_option(
+    tmp_path: Path,
+) -> None:
+    """``--test-docker``: swebench, local, or a JSON file whose nulls are settings; anything else
+    is refused naming the option."""
+    from agentic_rubrics.cli.option_sets import test_docker
+    from agentic_rubrics.pipeline.verifiers.tests import TestsSettings
+    from agentic_rubrics.sandbox.swerex_docker import LOCAL_IMAGE
+
+    plain = RunConfig(verifiers=["tests"], tests_dir="given")
+    local = RunConfig(verifiers=["tests"], tests_dir="given", tests={"docker": "local"})
+    assert "docker" not in plain.hashed()["tests"]
+    assert plain.content_hash() != local.content_hash()
+    config = local.section("tests", TestsSettings).tests.docker_config()
+    assert config is not None and config.image == LOCAL_IMAGE and config.conda_env is None
+    swebench = RunConfig(verifiers=["tests"], tests_dir="given", tests={"docker": "swebench"})
+    assert swebench.section("tests", TestsSettings).tests.docker_config().conda_env == "testbed"
+    given = tmp_path / "docker.json"
+    given.write_text('{"image": "mine:{instance_id}", "conda_env": null, "memory_mib": 512}')
+    mine = RunConfig(
+        verifiers=["tests"], tests_dir="given", tests={"docker": test_docker(str(given))}
+    )
+    read = mine.section("tests", TestsSettings).tests.docker_config()
+    assert (read.image, read.conda_env, read.memory_mib) == ("mine:{instance_id}", None, 512)
+    for bad in ("podman", str(tmp_path / "nope.json")):
+        with pytest.raises(ConfigError, match=r"test-docker|nope\.json"):
+            test_docker(bad)
+    given.write_text('{"image": "x", "network": "moon"}')
+    with pytest.raises(ConfigError, match="--test-docker"):
+        test_docker(str(given))

@@ -40,26 +40,27 @@ def env_specs(value: Path | None) -> dict[str, Any] | None:
     return {k: v.model_dump() for k, v in load_specs(value).items()} if value else None
 
 
-def test_docker(value: str | None) -> dict[str, Any] | None:
+def test_docker(value: str | None) -> Any:
     """``--test-docker``: ``swebench`` (SWE-bench's published instance images, conda's ``testbed``),
-    ``local`` (the images ``build-env`` made here, their own environment, never pulled), or a JSON
-    file with a whole swerex-docker configuration."""
+    ``local`` (the images ``build-env`` made here), or a JSON file with a whole swerex-docker
+    configuration (validated here: its ``null``s are settings, not "unset")."""
+    from pydantic import ValidationError
+
     from agentic_rubrics.exceptions import ConfigError
     from agentic_rubrics.runfolder.files import read_json
-    from agentic_rubrics.sandbox.swerex_docker import LOCAL_IMAGE
+    from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
 
-    if value is None:
-        return None
-    if value == "swebench":
-        return {}
-    if value == "local":
-        return {"image": LOCAL_IMAGE, "conda_env": None, "pull": "never"}
-    if value.endswith(".json"):
-        data = read_json(Path(value), ConfigError)
-        if not isinstance(data, dict):
-            raise ConfigError(f"--test-docker {value}: a JSON object of swerex-docker settings")
-        return {k: v for k, v in data.items() if k != "type"}
-    raise ConfigError(f"--test-docker {value!r}: swebench, local or a .json file")
+    if value is None or value in ("swebench", "local"):
+        return value
+    if not value.endswith(".json"):
+        raise ConfigError(f"--test-docker {value!r}: swebench, local or a .json file")
+    data = read_json(Path(value), ConfigError)
+    if not isinstance(data, dict):
+        raise ConfigError(f"--test-docker {value}: a JSON object of swerex-docker settings")
+    try:
+        return SweRexDockerConfig.model_validate({**data, "type": "swerex-docker"})
+    except ValidationError as exc:
+        raise ConfigError(f"--test-docker {value}: {exc}") from None
 
 
 def names(value: str | None) -> list[str] | None:

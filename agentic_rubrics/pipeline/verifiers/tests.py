@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,7 +41,7 @@ from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.sandbox.base import Where
 from agentic_rubrics.sandbox.built_files import add_built_files
-from agentic_rubrics.sandbox.swerex_docker import SweRexDockerConfig
+from agentic_rubrics.sandbox.swerex_docker import LOCAL_IMAGE, SweRexDockerConfig
 from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
 from agentic_rubrics.sandbox.testlayout import layout_for
 from agentic_rubrics.setting_effects import Effect
@@ -92,12 +92,21 @@ class TestsConfig(BaseModel):
     """Files a given tests folder (``--tests DIR``) may hold for one task."""
     max_file_bytes: int = Field(default=262_144, ge=1024)
     """Bytes of one test file."""
-    docker: SweRexDockerConfig | None = None
-    """The tests in docker instead of bubblewrap (``--test-docker IMAGE``): the task's image
-    (``image``'s ``{instance_id}`` / ``{swebench_id}`` filled: SWE-bench's published image, or one
-    ``build-env`` made here) prepared once per task, each run in a container of its own with the
-    container's limits, the tests run with the image's ``python`` in ``repo_dir``; no tree on this
-    machine, ``env_specs`` unused. Hashed only when set."""
+    docker: Literal["swebench", "local"] | SweRexDockerConfig | None = None
+    """The tests in docker instead of bubblewrap (``--test-docker``): the task's image prepared once
+    per task, each run in a container of its own with the container's limits, the tests run with the
+    image's ``python`` in ``repo_dir``; no tree on this machine, ``env_specs`` unused. ``swebench``:
+    SWE-bench's published instance images (conda's ``testbed``); ``local``: the images ``build-env``
+    made here (their own environment, never pulled); or a whole swerex-docker configuration
+    (``image``'s ``{instance_id}`` / ``{swebench_id}`` filled). Hashed only when set."""
+
+    def docker_config(self) -> SweRexDockerConfig | None:
+        """:attr:`docker` as a configuration."""
+        if self.docker == "swebench":
+            return SweRexDockerConfig()
+        if self.docker == "local":
+            return SweRexDockerConfig(image=LOCAL_IMAGE, conda_env=None, pull="never")
+        return self.docker
 
 
 class TestsSettings(VerifierSettings):
@@ -207,10 +216,10 @@ class _Tree:
         """The runs of ``files`` where the task's tests run (``None`` with :attr:`problem`)."""
         slot = lambda: self.ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
         own, layout = settings(self.ctx).tests, layout_for(self.task.repo)
-        if own.docker is not None:
+        if (docker := own.docker_config()) is not None:
             if self.containers is None:
                 where = Where(self.task.instance_id, None, base_commit=self.task.base_commit)
-                self.containers = TaskContainers(own.docker, where)
+                self.containers = TaskContainers(docker, where)
             return docker_runner_for(self.containers, files, own, slot, layout)
         path = await self.path()
         interpreter = await self.env()
