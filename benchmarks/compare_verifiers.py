@@ -80,6 +80,7 @@ PASSED = {
     "--test-python": "the Python (with pytest) the tests run with",
     "--test-env-spec": "venv specs by owner/name[@version] (env-check's --env-spec)",
     "--test-env-cache": "where built venvs are kept",
+    "--test-docker": "run the tests in docker: swebench, local (build-env's images) or a JSON file",
     "--max-turns": "the agents' turn budget",
     "--max-cost": "stop starting model calls after this many dollars",
     "--timeout": "seconds per model call",
