@@ -337,5 +337,10 @@ def test_the_tests_verifier_grades_in_containers_as_in_bubblewrap(tmp_path: Path
     status = json.loads((tmp_path / "run" / "tests" / iid / "status.json").read_text())
     assert f"{GRADED}/test_where.py::test_in_the_image" in status["validation"]["tests"]
     assert ours() == []
-    prepared = docker(["images", "-q", "--filter", "label=agentic_rubrics.prepared"])
-    assert prepared == ""
+    mine = [
+        "--filter",
+        "label=agentic_rubrics.prepared",
+        "--filter",
+        f"label={OWNER_LABEL}={owner()}",
+    ]
+    assert docker(["images", "-q", *mine]) == ""

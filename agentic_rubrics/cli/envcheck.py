@@ -124,7 +124,6 @@ def env_check(
     approximate_trees: ApproximateTrees = "nearest",
 ) -> None:
     """Run each instance's FAIL_TO_PASS with the gold patch and with none: can it run here, why not."""
-    from agentic_rubrics.datasets.sdist_trees import instance_trees
     from agentic_rubrics.datasets.swebench_tests import load_tested_instances
     from agentic_rubrics.exceptions import AgenticRubricsError
 
@@ -132,12 +131,19 @@ def env_check(
         chosen = pick_instances(load_tested_instances(dataset), instances, limit)
         deployment = _swerex(swerex)
         site = _site(test_python, _specs(env_spec), env_cache, repo_cache, deployment, timeout)
-        # SWE-bench's images hold the repository: nothing to fetch for them
-        fetch = repo_url != "none" and (deployment is None or deployment.needs_repo)
-        trees = instance_trees(repo_url if fetch else None, repo_cache, approximate_trees)
+        trees = _trees(repo_url, repo_cache, deployment, approximate_trees)
     except AgenticRubricsError as exc:
         raise failed(exc) from exc
     _check(chosen, trees, site, out)
+
+
+def _trees(url: str, cache: Path | None, deployment: Any, approximate: str) -> Any:
+    """Each instance's tree (:func:`~agentic_rubrics.datasets.sdist_trees.instance_trees`); none
+    fetched for SWE-bench's images, which hold the repository."""
+    from agentic_rubrics.datasets.sdist_trees import instance_trees
+
+    fetch = url != "none" and (deployment is None or deployment.needs_repo)
+    return instance_trees(url if fetch else None, cache, approximate)
 
 
 def _site(

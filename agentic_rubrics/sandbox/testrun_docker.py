@@ -195,6 +195,12 @@ async def run_in_container(
         run.reason = "oom"
     elif run.reason == "sandbox_error":  # the script never said how the tests ended
         run.reason = "unparsable_output"
+    return _timed(run, timings, start, prepared, ran)
+
+
+def _timed(run: ExecRun, timings: dict[str, float], *marks: float) -> ExecRun:
+    """``run`` with its wall time and each phase's (``marks``: started, prepared, ran)."""
+    start, prepared, ran = marks
     end = time.perf_counter()
     run.seconds = round(end - start, 4)
     run.timings = timings | {
