@@ -227,7 +227,8 @@ def agreement(
         ).is_file():
             continue
         record = records[iid]
-        if row["runnable_on"] == "docker":  # in containers of the image env-check ran it in
+        done = (args.work / "runs" / iid / "result.json").is_file()
+        if row["runnable_on"] == "docker" and not done:  # in the image env-check ran it in
             checker.image(record, spec_for(checker.docker_specs, record.repo, record.version))
         result = agreement_of(args, record, tasks[iid], checker.tree(record), row["runnable_on"])
         per_instance[iid] = {k: v for k, v in result.items() if k != "disagreements"}

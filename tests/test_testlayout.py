@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from agentic_rubrics.explore.test_writer import check_script
 from agentic_rubrics.prompts import load_prompt
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
 from agentic_rubrics.sandbox.testlayout import LAYOUTS, layout_for
+from agentic_rubrics.sandbox.testlogs import outcome_filter
 from agentic_rubrics.test_infra import GRADED_FOLDERS
 from tests.django_sdist import GOLD, RELEASED
 
@@ -146,6 +148,8 @@ sympy/agentic_rubrics_tests/tests/test_issue.py[2] \\
 test_add ok
 test_sub F                                                                [FAIL]
 sympy/agentic_rubrics_tests/tests/test_other.py[?]   Failed to import     [FAIL]
+Esympy/agentic_rubrics_tests/tests/test_third.py[1]
+test_before_the_error ok
 """
 
 
@@ -167,9 +171,16 @@ def test_each_runner_says_which_module_did_not_load() -> None:
     assert sympy.outcomes == {
         "test_add": "passed",
         "test_sub": "failed",
-        "sympy/agentic_rubrics_tests/tests/test_other.py": "error",
+        "test_before_the_error": "passed",
+        "sympy/agentic_rubrics_tests/tests/test_other.py": "error",  # an ImportError
+        "sympy/agentic_rubrics_tests/tests/test_third.py": "error",  # another exception
     }
-    assert sympy.not_loaded == ["sympy/agentic_rubrics_tests/tests/test_other.py"]
+    assert sympy.not_loaded == [
+        "sympy/agentic_rubrics_tests/tests/test_other.py",
+        "sympy/agentic_rubrics_tests/tests/test_third.py",
+    ]
+    kept = [ln for ln in SYMPY_LOG.splitlines() if re.search(outcome_filter("sympy"), ln)]
+    assert len(kept) == len(SYMPY_LOG.splitlines()) - 1  # all but the first file's header
     assert not collected(sympy)
     loaded = run("sympy", "test_add ok\ntest_sub F    [FAIL]\n")
     assert loaded.not_loaded == [] and collected(loaded)  # sympy's names have no "::"
@@ -219,3 +230,23 @@ def test_a_django_test_module_is_validated_on_the_base_tree(django_tree: Path) -
     assert valid.status == "valid", valid
     assert len(valid.tests) == 2
     assert broken.status == "excluded" and broken.reason == "tests_not_collected"
+
+
+def test_a_limit_named_in_a_runners_output_leaves_its_failing_tests_without_a_score() -> None:
+    """sympy's and Django's runners print no per-test summary line: a sandbox limit named in the
+    run's output stops its failing tests there (no score), as pytest's summary line does."""
+    from agentic_rubrics.pipeline.verifiers.tests_grading import limit_hit
+    from agentic_rubrics.runfolder.retry import TRANSIENT_CONTAINERS
+    from agentic_rubrics.sandbox.docker_cli import DOCKER_REASONS
+    from agentic_rubrics.sandbox.testrun import ExecRun
+
+    tail = "Traceback ...\nOSError: [Errno 28] No space left on device\n"
+    run = ExecRun("git_apply", {"test_a": "failed", "test_b": "passed"}, excerpt=tail)
+    assert limit_hit(run, "test_a") == "disk_limit" and limit_hit(run, "test_b") is None
+    assert (
+        limit_hit(ExecRun("git_apply", {"test_a": "failed"}, excerpt="AssertionError"), "test_a")
+        is None
+    )
+    pytest_run = ExecRun("git_apply", {"t.py::test_a": "failed"}, excerpt=tail)
+    assert limit_hit(pytest_run, "t.py::test_a") is None  # pytest's own line for it says why
+    assert set(DOCKER_REASONS) >= TRANSIENT_CONTAINERS

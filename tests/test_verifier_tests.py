@@ -549,6 +549,20 @@ def test_resuming_grades_again_what_failed_transiently(tmp_path: Path) -> None:
     run(tasks, out, config)
     assert json.loads(status_path.read_text())["status"] == "ok"
     assert _baselines(out)["case-retried"]["tests"] == graded
+    # a script whose validation gave no reading (here: a container that failed) is validated again
+    # on resume, not kept excluded
+    for reason in ("container_failed", "image_missing"):
+        status = json.loads(status_path.read_text())
+        status["validation"].update(status="excluded", reason=reason, tests=[])
+        status_path.write_text(json.dumps(status))
+        row = json.loads(progress.read_text())
+        missing = dict.fromkeys(graded["pass_rate"])
+        row["baselines"]["tests"] = {"status": "missing", "reason": reason, "pass_rate": missing,
+                                     "reasons": dict.fromkeys(missing, reason)}  # fmt: skip
+        progress.write_text(json.dumps(row) + "\n")
+        run(tasks, out, config)
+        assert json.loads(status_path.read_text())["validation"]["status"] == "valid", reason
+        assert _baselines(out)["case-retried"]["tests"] == graded, reason
 
 
 def test_the_hybrid_without_labels_enough_uses_its_documented_default_weight() -> None:

@@ -29,6 +29,12 @@ TRANSIENT_RUBRICS = frozenset(
 )
 """Rubric failure reasons that can change on a second try (and ``sandbox_error:*``, and
 ``no_repository:*`` but for a repository or commit that is not even well formed)."""
+TRANSIENT_CONTAINERS = frozenset(
+    {"docker_unavailable", "docker_failed", "image_missing", "container_failed", "runtime_lost"}
+)
+"""A container's failure that can change on a second try (the daemon, the image, the runtime; not
+``oom`` at its memory limit nor ``unparsable_output``): a run of the tests in docker left without a
+reading by one is run again (``sandbox/docker_cli.py``'s reasons)."""
 _MALFORMED_REPOSITORY = frozenset({"no_repository:invalid_repo", "no_repository:invalid_commit"})
 
 
@@ -70,7 +76,11 @@ def transient_rubric_failure(reason: str | None) -> bool:
     """Whether a failed rubric's reason may not recur (a sandbox that would not open, a repository
     that could not be had: fetched, found in the cache, or at its ``repo_path``)."""
     text = str(reason or "")
-    if text in TRANSIENT_RUBRICS or text.startswith("sandbox_error"):
+    if (
+        text in TRANSIENT_RUBRICS
+        or text in TRANSIENT_CONTAINERS
+        or text.startswith("sandbox_error")
+    ):
         return True
     return text.startswith("no_repository:") and text not in _MALFORMED_REPOSITORY
 

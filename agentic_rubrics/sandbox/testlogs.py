@@ -38,8 +38,12 @@ _NOT_TESTS = (
 _DIFF = re.compile(r"^diff --git a/(\S+) b/(\S+)$", re.M)
 # bin/test --verbose ends a file's last test line with the file's status ("test_x F    [FAIL]")
 _SYMPY = re.compile(r"^\s*(_*test_\w+)\s+(ok|F|E|f|X|s)\s*(?:\[(?:OK|FAIL)\])?\s*$", re.M)
-# a file bin/test could not import: "sympy/x/tests/test_y.py[?]   Failed to import   [FAIL]"
-_SYMPY_IMPORT = re.compile(r"^\s*(\S+\.py)\[\?\]\s+Failed to import", re.M)
+# a file bin/test could not import: "sympy/x/tests/test_y.py[?]   Failed to import   [FAIL]" (an
+# ImportError), or "Esympy/x/tests/test_y.py[3] " (another exception while its module ran: the "E",
+# or "T" for a timeout, written before the file's name; the tests defined before it still run)
+_SYMPY_IMPORT = re.compile(
+    r"^\s*(?:(\S+\.py)\[\?\]\s+Failed to import|[ET](\S+\.py)\[[0-9]+\])", re.M
+)
 _SYMPY_STATUS: dict[str, Status] = {
     "ok": "passed",
     "F": "failed",
@@ -101,7 +105,7 @@ def outcome_filter(runner: Runner) -> str:
     if runner == "sympy":
         return (
             r"^\s*_*test_[A-Za-z0-9_]+\s+(ok|F|E|f|X|s)\s*(\[(OK|FAIL)\])?\s*$"
-            r"|\.py\[\?\]\s+Failed to import"
+            r"|\.py\[\?\]\s+Failed to import|^\s*[ET]\S+\.py\[[0-9]+\]"
         )
     if runner == "django":
         from agentic_rubrics.sandbox.testlogs_django import LINES
@@ -114,7 +118,7 @@ def parse_outcomes(runner: Runner, lines: str) -> dict[str, Status]:
     """Test name -> status, from the filtered lines of ``runner``'s log."""
     if runner == "sympy":
         out = {m.group(1): _SYMPY_STATUS[m.group(2)] for m in _SYMPY.finditer(lines)}
-        return out | {m.group(1): "error" for m in _SYMPY_IMPORT.finditer(lines)}
+        return out | {m.group(1) or m.group(2): "error" for m in _SYMPY_IMPORT.finditer(lines)}
     if runner == "django":
         from agentic_rubrics.sandbox.testlogs_django import parse_log, without_headers
 
@@ -132,7 +136,9 @@ def not_loaded(runner: Runner, name: str) -> bool:
         return name.endswith(".py")
     if runner == "django":
         return "_FailedTest" in name or "ModuleImportFailure" in name
-    return "::" not in name
+    from agentic_rubrics.sandbox.testrun import pytest_not_loaded
+
+    return pytest_not_loaded(name)
 
 
 def run_command(runner: Runner, text: str) -> RunCommand:

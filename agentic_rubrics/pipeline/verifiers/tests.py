@@ -11,7 +11,6 @@ writes ``tests/<id>/outcomes.jsonl`` and the task's ``baselines.tests`` (what th
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -21,29 +20,23 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agentic_rubrics.datasets.inputs import text_hash
-from agentic_rubrics.exceptions import RepoError, SandboxError
 from agentic_rubrics.patch import patch_hash
-from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
+from agentic_rubrics.pipeline.context import RunContext
 from agentic_rubrics.pipeline.verifiers import BUILTIN, Graded, TaskScope, VerifierSettings
 from agentic_rubrics.pipeline.verifiers.artifacts import earlier_artifact, trajectory_file
 from agentic_rubrics.pipeline.verifiers.tests_given import FILE_NAME, files_hash, given_tests
 from agentic_rubrics.pipeline.verifiers.tests_grading import (
+    NO_OUTCOME,
     Grades,
-    Runner,
-    TaskContainers,
-    docker_runner_for,
     grade,
-    runner_for,
     validate,
 )
+from agentic_rubrics.pipeline.verifiers.tests_tree import TaskTree
 from agentic_rubrics.runfolder.folder import RunFolder, safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
-from agentic_rubrics.sandbox.base import Where
-from agentic_rubrics.sandbox.built_files import add_built_files
 from agentic_rubrics.sandbox.swerex_docker import LOCAL_IMAGE, SweRexDockerConfig
-from agentic_rubrics.sandbox.testenv import EnvBuildError, EnvSpec
-from agentic_rubrics.sandbox.testlayout import layout_for
+from agentic_rubrics.sandbox.testenv import EnvSpec
 from agentic_rubrics.setting_effects import Effect
 from agentic_rubrics.types import SCHEMA, Task
 
@@ -53,6 +46,9 @@ SPEC = BUILTIN["tests"]
 FEATURE = "tests"
 """The key of the verifier's record in a task's ``baselines`` (the selectors read it)."""
 _CLI_RESULTS = Effect("results", cli=True)
+REVALIDATED = NO_OUTCOME | {"tests_not_collected"}
+"""Validation reasons a resumed run validates again: the run gave no reading (a timeout, a sandbox or
+container failure) or read none (a runner's names the library did not read before)."""
 
 
 class TestsConfig(BaseModel):
@@ -135,103 +131,9 @@ class TestsSettings(VerifierSettings):
         return data
 
 
-def interpreter_for(task: Task, ctx: RunContext, tree: Path) -> Any:
-    """The Python the task's tests run with: the venv of the first spec whose key (``owner/name@
-    version``, ``owner/name``, ``*``) matches the task, built once per (repository, version) and
-    cached; else ``tests.python`` as it is."""
-    from agentic_rubrics.sandbox.testenv import build_env, named_interpreter
-
-    config = settings(ctx).tests
-    specs = config.env_specs or {}
-    for key in (f"{task.repo}@{task.version}", task.repo, "*"):
-        if key in specs:
-            if config.env_cache is not None:
-                cache = Path(config.env_cache)
-            else:
-                from agentic_rubrics.datasets.repos_config import default_cache_dir
-
-                cache = Path(ctx.config.repos.cache_dir or default_cache_dir()).parent / "envs"
-            repo = task.repo or task.instance_id
-            return build_env(
-                specs[key], tree, cache_dir=cache, repo=repo, repo_version=task.version
-            )
-    return named_interpreter(config.python)
-
-
 def settings(ctx: RunContext) -> TestsSettings:
     """The tests verifier's settings in the run's configuration."""
     return ctx.config.section(SPEC.name, TestsSettings)
-
-
-class _Tree:
-    """The task's tree copied once (:class:`~agentic_rubrics.sandbox.testrun.PreparedTree`), or its
-    image prepared once in docker (``tests.docker``), shared by the script's validation and every
-    candidate's run; removed when the task's verifier is done."""
-
-    def __init__(self, task: Task, ctx: RunContext) -> None:
-        self.task, self.ctx = task, ctx
-        self.containers: TaskContainers | None = None
-        self.prepared: Any = None
-        self.problem: str | None = None
-        self.interpreter: Any = None
-        self.approximate: dict[str, Any] | None = None
-        """``approximate.json`` of a tree that is a release sdist standing in for the base commit."""
-
-    async def env(self) -> Any:
-        """The task's :class:`~agentic_rubrics.sandbox.testenv.Interpreter` (its spec's venv, built
-        or cached, or the named Python), or ``None`` with :attr:`problem` (``env_build_failed``)."""
-        path = await self.path()
-        if path is None or self.interpreter is not None or self.problem is not None:
-            return self.interpreter
-        try:
-            self.interpreter = await asyncio.to_thread(interpreter_for, self.task, self.ctx, path)
-            await asyncio.to_thread(add_built_files, self.interpreter.tree_files, path)
-        except EnvBuildError as exc:
-            log.warning("%s: test environment: %s", self.task.instance_id, str(exc)[-300:])
-            self.problem = "env_build_failed"
-        except SandboxError as exc:
-            log.warning("%s: test interpreter: %s", self.task.instance_id, str(exc)[-300:])
-            self.problem = "interpreter_unusable"
-        return self.interpreter
-
-    async def path(self) -> Path | None:
-        from agentic_rubrics.sandbox.testrun import PreparedTree
-
-        if self.prepared is None and self.problem is None:
-            try:
-                tree = await asyncio.to_thread(self.ctx.repository, self.task)
-            except RepoError as exc:
-                self.problem = f"no_repository:{exc.reason}"
-                return None
-            if tree is None:
-                self.problem = "no_repository"
-                return None
-            from agentic_rubrics.datasets.sdist_trees import approximate_source
-
-            self.approximate = approximate_source(tree.path)
-            self.prepared = await asyncio.to_thread(PreparedTree, tree.path)
-        return None if self.prepared is None else Path(self.prepared.path)
-
-    async def runner(self, files: dict[str, str]) -> Runner | None:
-        """The runs of ``files`` where the task's tests run (``None`` with :attr:`problem`)."""
-        slot = lambda: self.ctx.limiter.slot(SANDBOX_SLOT)  # noqa: E731
-        own, layout = settings(self.ctx).tests, layout_for(self.task.repo)
-        if (docker := own.docker_config()) is not None:
-            if self.containers is None:
-                where = Where(self.task.instance_id, None, base_commit=self.task.base_commit)
-                self.containers = TaskContainers(docker, where)
-            return docker_runner_for(self.containers, files, own, slot, layout)
-        path = await self.path()
-        interpreter = await self.env()
-        if path is None or interpreter is None:
-            return None
-        return runner_for(path, files, own, slot, interpreter, layout)
-
-    async def close(self) -> None:
-        if self.containers is not None:
-            await self.containers.close()
-        if self.prepared is not None:
-            await asyncio.to_thread(self.prepared.close)
 
 
 class TestsVerifier:
@@ -244,6 +146,9 @@ class TestsVerifier:
         def check(files: dict[str, str], status: ArtifactStatus) -> str | None:
             if status.status == "ok" and files_hash(files) != status.hash:
                 return "its test files changed after they were validated"
+            validation = status.validation
+            if validation is not None and validation.reason in REVALIDATED:
+                return f"its validation gave no reading ({validation.reason}): validated again"
             return None
 
         return earlier_artifact(
@@ -254,14 +159,14 @@ class TestsVerifier:
         self, scope: TaskScope, earlier: ArtifactRecord | None, *, grade: bool
     ) -> tuple[ArtifactRecord, Graded | None]:
         task, ctx = scope.task, scope.ctx
-        tree = _Tree(task, ctx)
+        tree = TaskTree(task, ctx, settings(ctx).tests)
         try:
             artifact = earlier or await self._write(task, ctx, tree)
             return artifact, (await self._grade(task, ctx, artifact, tree) if grade else None)
         finally:
             await tree.close()
 
-    async def _write(self, task: Task, ctx: RunContext, tree: _Tree) -> ArtifactRecord:
+    async def _write(self, task: Task, ctx: RunContext, tree: TaskTree) -> ArtifactRecord:
         """The script, given or written, and its validation on the base tree."""
         config, own = ctx.config, settings(ctx)
         started = time.monotonic()
@@ -312,7 +217,7 @@ class TestsVerifier:
         )
 
     async def _grade(
-        self, task: Task, ctx: RunContext, artifact: ArtifactRecord, tree: _Tree
+        self, task: Task, ctx: RunContext, artifact: ArtifactRecord, tree: TaskTree
     ) -> Graded:
         """Every candidate run against the validated script (or ``None`` with the reason for all)."""
         ids = [c.id for c in task.candidates]

@@ -8,7 +8,8 @@
   ``memory_limit``, ``process_limit``: said by the error pytest reports), or when it passes there
   (``tests_pass_on_base``: it carries no signal). A test whose outcome differs between the base runs
   is left out (``flaky``); so is one stopped by a limit.
-- **Grading** (:func:`grade`): each distinct patch runs in its own overlay of the prepared tree
+- **Grading** (:func:`grade`): each distinct patch runs in its own overlay of the prepared tree, or
+  in docker (``tests.docker``) in a container of its own from the task's prepared image
   (1 + ``reruns`` times; a run without outcomes is not run again), applied before the tests are
   added, its test infrastructure put back to the base (:mod:`~agentic_rubrics.sandbox.testscript`).
   A test whose outcome flips between runs of one tree is left out for every candidate (``flaky``). A
@@ -63,10 +64,13 @@ Runner = Callable[[str], Awaitable[ExecRun]]
 
 
 def limit_hit(run: ExecRun, test: str) -> str | None:
-    """The sandbox limit that stopped one test, if its error says so."""
+    """The sandbox limit that stopped one test, if its error says so: pytest's summary line for it,
+    or, for a runner that prints no per-test summary (sympy's bin/test, Django's: names without
+    pytest's ``::``), the tail of the run's output (a limit named there leaves every failing test of
+    the run without a score, never a 0 the sandbox caused)."""
     if run.outcomes.get(test) in MAINTAINED:
         return None
-    message = run.messages.get(test, "")
+    message = run.messages.get(test, "") if "::" in test else run.excerpt
     return next((reason for reason, pattern in _LIMITS if pattern.search(message)), None)
 
 
@@ -340,11 +344,11 @@ def docker_runner_for(
     command = layout.command("python", sorted(given))
 
     async def run(patch: str) -> ExecRun:
+        try:  # before a slot: runs waiting on the one preparation hold none
+            task = await containers.prepared()
+        except SandboxError as exc:
+            return failed_run(exc)
         async with slot():
-            try:
-                task = await containers.prepared()
-            except SandboxError as exc:
-                return failed_run(exc)
             return await run_in_container(
                 containers.config,
                 containers.where,
