@@ -281,14 +281,18 @@ def test_clean_keeps_the_containers_of_live_processes(env_image: str) -> None:
     args = ["run", "-d", "--label", f"{LABEL}=1", "--network", "none", "--entrypoint", "sleep"]
     gone = docker([*args, "--label", f"{OWNER_LABEL}={boot_id()}:{dead.pid}", IMAGE, "600"])
     alive = docker([*args, "--label", f"{OWNER_LABEL}={owner()}", IMAGE, "600"])
+    # the label and no owner: what runs from an image built here, a build's step containers among
+    # them (another process's sweep used to kill those mid-build: exit 137)
+    building = docker([*args, IMAGE, "600"])
     try:
         containers, _, problems = clean()
         assert problems == [] and gone[:12] not in json.dumps(ours())
         assert not docker(["ps", "-aq", "--filter", f"id={gone}"])
         assert docker(["ps", "-aq", "--filter", f"id={alive}"])
+        assert docker(["ps", "-aq", "--filter", f"id={building}"])
         assert len(containers) >= 1
     finally:
-        docker(["rm", "-f", gone, alive])
+        docker(["rm", "-f", gone, alive, building])
 
 
 def test_the_tests_verifier_grades_in_containers_as_in_bubblewrap(tmp_path: Path) -> None:

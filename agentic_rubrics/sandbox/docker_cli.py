@@ -183,10 +183,18 @@ def remove(
 
 def clean(*, everything: bool = False) -> tuple[list[str], list[str], list[str]]:
     """Remove the labelled containers, networks and prepared images whose owner is gone
-    (``everything``: all of them, whoever made them). Returns (containers, networks, problems)."""
-    containers = [n for n, o in _listed("container") if everything or not owner_alive(o)]
-    networks = [n for n, o in _listed("network") if everything or not owner_alive(o)]
-    images = [n for n, o in _listed("image") if everything or not owner_alive(o)]
+    (``everything``: all of them, whoever made them). Returns (containers, networks, problems).
+
+    One with the label and no owner is left alone: the library gives an owner to everything it
+    starts, and an image built here carries the label to whatever runs from it — ``docker build``'s
+    own step containers among them, which a sweep by another process would kill mid-build."""
+
+    def gone(owner_label: str) -> bool:
+        return everything or (bool(owner_label) and not owner_alive(owner_label))
+
+    containers = [n for n, o in _listed("container") if gone(o)]
+    networks = [n for n, o in _listed("network") if gone(o)]
+    images = [n for n, o in _listed("image") if gone(o)]
     return containers, networks, remove(containers, networks, images)
 
 
