@@ -99,3 +99,30 @@ def test_a_hostile_test_script_is_stopped_and_recorded(tree: Path, case: str) ->
         assert run.outcomes and set(run.outcomes.values()) <= {"failed", "error"}, run
     assert len(run.excerpt) <= 1500
     assert not Path("/usr/agentic-escape").exists()
+
+
+def test_a_pytest_before_6_2_runs_without_durations_min(tree: Path) -> None:
+    """pytest before 6.2 refuses ``--durations-min`` (a usage error, exit 4): the library's run is
+    made again without it, as for pytest-dev's own instances, whose pytest is the tree's."""
+    import shutil
+    import tempfile
+
+    tmp_path = Path(tempfile.mkdtemp(prefix="agentic-rubrics-oldpytest-"))
+    old = tmp_path / "old_python"
+    old.write_text(  # /usr/bin/python3, with pytest's answer to an option it does not know
+        '#!/bin/sh\ncase "$*" in *--durations-min*)\n'
+        "  echo 'error: unrecognized arguments: --durations-min=0' >&2; exit 4;;\nesac\n"
+        'exec /usr/bin/python3 "$@"\n'
+    )
+    old.chmod(0o755)
+    tmp_path.chmod(0o755)  # the sandbox's unprivileged user walks through it (pytest's are closed)
+    tests = {p.name: p.read_bytes() for p in (TASK / "hidden_tests").iterdir() if p.is_file()}
+    seen = {str(tmp_path): tmp_path}  # the sandbox sees the folder read-only where it is
+    try:
+        run = asyncio.run(
+            run_tests(tree, "", tests, python=str(old), limits=ExecLimits(), read_only=seen)
+        )
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+    assert run.reason is None and run.passed > 0 and run.failed > 0, run.excerpt
+    assert run.exit_code == 1  # the second run's: tests failed on the base tree
