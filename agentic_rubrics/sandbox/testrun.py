@@ -66,7 +66,7 @@ STATUS_WORDS = tuple(_STATUS)
 """The words pytest's ``-rA`` summary starts a test's line with."""
 _PYTEST = (
     "{{ _ar_pytest() {{ PYTHONDONTWRITEBYTECODE=1 PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {python} -m pytest"
-    " -q -rA --tb=short --show-capture=no -p no:cacheprovider --durations=0 \"$@\""
+    ' -q -rA --tb=short --show-capture=no -p no:cacheprovider --durations=0 "$@"'
     " --rootdir={root} {dir}; }}; _ar_pytest --durations-min=0; _ar_rc=$?;"
     " if [ $_ar_rc -eq 4 ]; then _ar_pytest; _ar_rc=$?; fi; (exit $_ar_rc); }}"
 )
