@@ -20,7 +20,7 @@ from agentic_rubrics.llm.door import LLM
 from agentic_rubrics.patch import is_empty_patch, parse_patch
 from agentic_rubrics.pipeline.context import RunContext
 from agentic_rubrics.pipeline.verifiers.artifacts import write_in_sandbox, writer_trajectory
-from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.folder import given_names
 from agentic_rubrics.runfolder.proxies import PROXY_FILE
 from agentic_rubrics.runfolder.rows import Trajectory
 from agentic_rubrics.types import Task
@@ -35,10 +35,7 @@ def given_proxy(root: Path, instance_id: str, max_chars: int) -> tuple[str | Non
     """The proxy ``--proxies DIR`` holds for a task (``DIR/<safe name>/proxy.diff`` first, then
     ``DIR/<instance_id>/proxy.diff`` for a plain relative id, never outside ``DIR``), or why none."""
     base = root.resolve()
-    names = [safe_name(instance_id)]
-    if not Path(instance_id).is_absolute() and ".." not in Path(instance_id).parts:
-        names.append(instance_id)
-    for name in names:
+    for name in given_names(instance_id):
         try:
             path = (root / name / PROXY_FILE).resolve()
             if not path.is_relative_to(base) or not path.is_file():

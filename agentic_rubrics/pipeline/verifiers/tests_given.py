@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.folder import given_names
 
 FILE_NAME = re.compile(r"^(test_[\w-]*|[\w-]*_test|conftest)\.py$")
 """The files a test artifact may hold (pytest's own file names; nothing else is copied)."""
@@ -25,10 +25,7 @@ def given_tests(root: Path, instance_id: str, config: Any) -> tuple[dict[str, st
     """The test files ``--tests DIR`` holds for a task (``DIR/<safe name>/`` first, then
     ``DIR/<instance_id>/`` for a plain relative id, never outside ``DIR``), or why there are none."""
     base = root.resolve()
-    names = [safe_name(instance_id)]
-    if not Path(instance_id).is_absolute() and ".." not in Path(instance_id).parts:
-        names.append(instance_id)
-    for name in names:
+    for name in given_names(instance_id):
         try:
             folder = (root / name).resolve()
             if not folder.is_relative_to(base) or not folder.is_dir():
