@@ -362,16 +362,6 @@ _HASHED = re.compile(r"-[0-9a-f]{8}\Z")
 _NAME_MAX = 120  # characters kept from an id; file names stay far below the usual 255-byte limit
 
 
-def given_names(instance_id: str) -> list[str]:
-    """The folder names a task's given artifact may have in a user's ``DIR`` (``--tests``,
-    ``--proxies``): its :func:`safe_name` first, then the id itself when it is a plain relative path
-    (never an absolute one or one with ``..``)."""
-    names = [safe_name(instance_id)]
-    if not Path(instance_id).is_absolute() and ".." not in Path(instance_id).parts:
-        names.append(instance_id)
-    return names
-
-
 def safe_name(instance_id: str) -> str:
     """A file-name-safe form of an instance id, distinct for distinct ids.
 

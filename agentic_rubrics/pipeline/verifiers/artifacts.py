@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.datasets.repos import RepoTree
@@ -32,6 +33,17 @@ from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.types import SCHEMA, Task
 
 log = logging.getLogger(__name__)
+
+
+def given_names(instance_id: str) -> list[str]:
+    """The folder names a task's given artifact may have in a user's ``DIR`` (``--tests``,
+    ``--proxies``): its :func:`safe_name` first, then the id itself when it is a plain relative path
+    (never an absolute one or one with ``..``)."""
+    names = [safe_name(instance_id)]
+    if not Path(instance_id).is_absolute() and ".." not in Path(instance_id).parts:
+        names.append(instance_id)
+    return names
+
 
 Status = RubricStatus | ArtifactStatus
 

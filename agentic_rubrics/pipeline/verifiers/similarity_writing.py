@@ -19,8 +19,11 @@ from agentic_rubrics.exceptions import PatchParseError, RepoError
 from agentic_rubrics.llm.door import LLM
 from agentic_rubrics.patch import is_empty_patch, parse_patch
 from agentic_rubrics.pipeline.context import RunContext
-from agentic_rubrics.pipeline.verifiers.artifacts import write_in_sandbox, writer_trajectory
-from agentic_rubrics.runfolder.folder import given_names
+from agentic_rubrics.pipeline.verifiers.artifacts import (
+    given_names,
+    write_in_sandbox,
+    writer_trajectory,
+)
 from agentic_rubrics.runfolder.proxies import PROXY_FILE
 from agentic_rubrics.runfolder.rows import Trajectory
 from agentic_rubrics.types import Task

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.runfolder.folder import given_names
+from agentic_rubrics.pipeline.verifiers.artifacts import given_names
 
 FILE_NAME = re.compile(r"^(test_[\w-]*|[\w-]*_test|conftest)\.py$")
 """The files a test artifact may hold (pytest's own file names; nothing else is copied)."""
