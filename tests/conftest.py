@@ -148,6 +148,7 @@ STAGE_OF_TEST: dict[str, str] = {
     "test_compare_verifiers": "pipeline",
     "test_content": "rank",
     "test_consensus": "rank",
+    "test_probes": "rank",
     "test_content_bench": "rank",
     "test_offline": "rank",
     "test_reporting": "report",

@@ -49,6 +49,7 @@ SAMPLES: dict[str, Any] = {
     "timeout": 9.0,
     "sandbox": "local-copy",
     "unsafe_local_sandbox": True,
+    "consensus_probes": True,
     "max_turns": 7,
     "executor": "ray",
     "ray_address": "ray://head:10001",

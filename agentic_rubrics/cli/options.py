@@ -78,6 +78,15 @@ class RunOptions(ModelOptions, VerifierOptions):
         Sets("trajectories", convert=off_only),
     ] = True
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Do not print the report.")] = False
+    consensus_probes: Annotated[
+        bool,
+        typer.Option(
+            "--consensus-probes",
+            help="behaviour_consensus also runs the issue's examples on each candidate's tree"
+            " (bubblewrap, the tests' environment: --test-python, --test-env-spec).",
+        ),
+        Sets("consensus_probes", convert=on_only),
+    ] = False
     sandbox: Annotated[
         str | None,
         typer.Option(
@@ -189,6 +198,7 @@ STAGE_OF: dict[str, str] = {
     "max_turns": "explore",
     "trajectories": "explore",
     "judge_model": "judge",
+    "consensus_probes": "judge",
     "repeats": "judge",
     "items_per_call": "judge",
 }

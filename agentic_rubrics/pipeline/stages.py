@@ -40,8 +40,14 @@ async def baselines_for(
 
     Those that need no model are always computed: selectors are chosen at report time (see
     :mod:`agentic_rubrics.rank.selectors`). ``repository``: the task's tree with the analyses the judge
-    already made (``offline_content`` reads them; without it, its features come from the diffs)."""
-    given = FeatureInput(task, ctx.selector_model, repository)
+    already made (``offline_content`` reads them; without it, its features come from the diffs); with
+    ``consensus_probes``, the issue's examples run on each candidate's tree first."""
+    probes = None
+    if ctx.config.consensus_probes:
+        from agentic_rubrics.pipeline.probes import issue_outputs
+
+        probes = await issue_outputs(task, ctx)
+    given = FeatureInput(task, ctx.selector_model, repository, probes)
     return await compute_features(given, ctx.config.selectors)
 
 

@@ -34,12 +34,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import ChangedFile, is_empty_patch, parse_patch
+from agentic_rubrics.rank.probes import informative, output_agreement
 from agentic_rubrics.rubric.behaviour import program_file
 
 _TOKEN = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#.*|\w+|\S""")
@@ -125,22 +126,44 @@ def dice(a: Counter[str], b: Counter[str]) -> float:
     return 2 * (a & b).total() / total if total else 0.0
 
 
+def _similarity(
+    a: Counter[str],
+    b: Counter[str],
+    oa: Sequence[str | None] | None,
+    ob: Sequence[str | None] | None,
+    base: Sequence[str | None],
+    over: Sequence[int],
+) -> float:
+    """Two groups' similarity: the Dice of their signatures, averaged with the agreement of what
+    they change of the issue's examples' outputs where either changes one
+    (:func:`~agentic_rubrics.rank.probes.output_agreement`)."""
+    d = dice(a, b)
+    agree = output_agreement(oa, ob, base, over) if oa is not None and ob is not None else None
+    return d if agree is None else (d + agree) / 2
+
+
 def consensus(
-    signatures: Mapping[str, Signature], agreement: Mapping[str, float | None]
+    signatures: Mapping[str, Signature],
+    agreement: Mapping[str, float | None],
+    probes: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The task's consensus record: each candidate's ``rank`` (higher is better; ``None``: changes
     no behaviour) and ``support`` (``2 × tier + support``: what ROC-AUC rests on), the number of
     voters and groups, and how many signatures each basis gave. ``agreement``: the text
-    self-consistency values (the tie-break)."""
+    self-consistency values (the tie-break); ``probes``: the outputs on the issue's examples
+    (``{"base": hashes, "outputs": {id: hashes}}``, :mod:`agentic_rubrics.rank.probes`), when a
+    sandbox ran them."""
     voters = {c: s for c, s in signatures.items() if s.tier is not None}
-    keys = {c: tuple(sorted(s.lines)) for c, s in voters.items()}
+    outs, over = _voter_outputs(voters, probes)
+    base = tuple((probes or {}).get("base") or ())
+    keys = {c: (tuple(sorted(s.lines)), outs.get(c)) for c, s in voters.items()}
     groups = list(dict.fromkeys(keys.values()))
     sizes = Counter(keys.values())
-    bags = [Counter(g) for g in groups]
+    bags = [Counter(g[0]) for g in groups]
     weight = [float(sizes[g]) for g in groups]
     for i in range(len(groups)):
         for j in range(i + 1, len(groups)):
-            s = dice(bags[i], bags[j])
+            s = _similarity(bags[i], bags[j], groups[i][1], groups[j][1], base, over)
             weight[i] += sizes[groups[j]] * s
             weight[j] += sizes[groups[i]] * s
     index = {g: n for n, g in enumerate(groups)}
@@ -159,13 +182,33 @@ def consensus(
         "groups": len(groups),
         "largest_group": max(sizes.values(), default=0),
         "basis": dict(sorted(Counter(s.basis for s in voters.values()).items())),
+        **({"probed": len(outs), "informative": len(over)} if probes is not None else {}),
+        **(
+            {"probes_reason": probes["reason"]} if probes is not None and "reason" in probes else {}
+        ),
     }
+
+
+def _voter_outputs(
+    voters: Mapping[str, Signature], probes: Mapping[str, Any] | None
+) -> tuple[dict[str, tuple[str | None, ...]], list[int]]:
+    """The voters' outputs on the issue's examples and the examples that tell them apart; none when
+    the base tree gave no output for some example (the examples did not run there at all)."""
+    base = (probes or {}).get("base")
+    if not base or any(h is None for h in base):
+        return {}, []
+    found = (probes or {}).get("outputs") or {}
+    outs = {c: tuple(o) for c, o in found.items() if c in voters and len(o) == len(base)}
+    return outs, informative(outs, base)
 
 
 def consensus_record(
     patches: Mapping[str, str],
     rows: Mapping[str, Mapping[str, Any] | None],
     agreement: Mapping[str, float | None],
+    probes: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """:func:`consensus` of a pool from its patches and their post-image rows (absent: no tree)."""
-    return consensus({c: signature(p, rows.get(c)) for c, p in patches.items()}, agreement)
+    """:func:`consensus` of a pool from its patches and their post-image rows (absent: no tree),
+    and the outputs on the issue's examples when they ran."""
+    signatures = {c: signature(p, rows.get(c)) for c, p in patches.items()}
+    return consensus(signatures, agreement, probes)

@@ -67,6 +67,9 @@ class FeatureInput:
     """The run's judge model (``None`` without one); only selectors that ``needs_model`` use it."""
     repository: RepoAnalyses | None = None
     """The task's tree and its post-image analyses (the judge's, shared), when the run has one."""
+    probes: dict[str, Any] | None = None
+    """The outputs of the issue's examples on each candidate's tree (``consensus_probes``:
+    :func:`agentic_rubrics.pipeline.probes.issue_outputs`), or why there are none; ``None``: not run."""
     _memo: dict[Any, Any] = field(default_factory=dict)
 
     def once(self, fn: Callable[[Mapping[str, str]], T]) -> T:

@@ -26,13 +26,13 @@ class BehaviourConsensusSelector(BaseSelector):
     )
 
     async def features(self, given: FeatureInput) -> dict[str, Any]:
-        """The consensus record (ranks, supports, counts: no patch text)."""
+        """The consensus record (ranks, supports, counts: no patch text, no output)."""
         agreement, _ = given.once(line_agreement)  # shared with self_consistency
         rows: dict[str, dict[str, Any] | None] = {}
         for c in given.task.candidates:  # each analysis is shared with the other selectors
             result = await given.repository.analysis(c.patch) if given.repository else None
             rows[c.id] = post_row(result)
-        return {KEY: consensus_record(given.patches, rows, agreement)}
+        return {KEY: consensus_record(given.patches, rows, agreement, given.probes)}
 
     def ranking(self, task: RankingInput) -> Ranking:
         """The consensus ranks (``None``: a candidate that changes no behaviour)."""

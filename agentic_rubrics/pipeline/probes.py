@@ -1,0 +1,55 @@
+"""The issue's examples run on each candidate's tree for ``behaviour_consensus`` (``consensus_probes``).
+
+Where the tests verifier's tests run in bubblewrap — the task's tree copied once, the Python its spec
+builds or ``tests.python`` (:class:`~agentic_rubrics.pipeline.verifiers.tests_tree.TaskTree`) — the
+probe of :mod:`agentic_rubrics.rank.probes` runs once on the base tree and once per distinct patch,
+each run one of the run's sandbox slots. What comes back is hashes of outputs, or the reason there are
+none (``no_examples``, ``docker_not_supported``, ``no_repository``, ``env_build_failed``, ...); the
+consensus record stores only how many candidates were probed and how many examples told them apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
+from agentic_rubrics.rank.probes import issue_snippets, probe_pool
+from agentic_rubrics.types import Task
+
+
+async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
+    """``{"base": hashes, "outputs": {candidate id: hashes}, "reasons": {...}}`` of the task, or
+    ``{"reason": code}`` when the examples could not run."""
+    from agentic_rubrics.pipeline.verifiers.tests import settings
+    from agentic_rubrics.pipeline.verifiers.tests_tree import TaskTree
+
+    snippets = issue_snippets(task.problem_statement or "")
+    if not snippets:
+        return {"reason": "no_examples"}
+    config = settings(ctx).tests
+    if config.docker is not None:
+        return {"reason": "docker_not_supported"}
+    where = TaskTree(task, ctx, config)
+    try:
+        path = await where.path()
+        interpreter = await where.env()
+        if path is None or interpreter is None:
+            return {"reason": where.problem or "no_repository"}
+        distinct = {c.patch: f"p{n}" for n, c in enumerate(task.candidates)}
+        async with ctx.limiter.slot(SANDBOX_SLOT):
+            found = await probe_pool(
+                path,
+                {pid: patch for patch, pid in distinct.items()},
+                snippets,
+                python=interpreter.python,
+                read_only=interpreter.read_only,
+            )
+    finally:
+        await where.close()
+    by_id = {c.id: distinct[c.patch] for c in task.candidates}
+    return {
+        "base": list(found.base) if found.base is not None else None,
+        "outputs": {c: list(found.outputs[p]) for c, p in by_id.items() if p in found.outputs},
+        "reasons": {c: found.reasons[p] for c, p in by_id.items() if p in found.reasons},
+        **({"reason": found.reasons["base"]} if "base" in found.reasons else {}),
+    }

@@ -1,0 +1,208 @@
+"""The issue's examples run on each candidate's tree: read from the issue, run in the sandbox, compared.
+
+Fixes written differently print the same for the issue's example and support each other in
+behaviour_consensus even when their code shares no line; a no-op prints what the base prints; a
+snippet that prints the same everywhere is no evidence; a forged output line keeps nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from agentic_rubrics.rank.consensus import Signature, consensus
+from agentic_rubrics.rank.probes import (
+    MAX_SNIPPETS,
+    Snippet,
+    informative,
+    issue_snippets,
+    output_agreement,
+    packages,
+    probe_pool,
+    read_outputs,
+)
+from agentic_rubrics.sandbox.bwrap import bwrap_problem
+
+ISSUE = (
+    "`mean` of an empty list raises\r\n"
+    "```python\r\n>>> from stats import mean\r\n>>> mean([])\r\nTraceback (most recent call last):\r\n"
+    "ZeroDivisionError: division by zero\r\n>>> mean([1,\r\n...       3])\r\n2.0\r\n```\r\n"
+    "In IPython:\r\n\r\nIn [1]: mean([2])\r\nOut[1]: 2.0\r\n\r\n"
+    "```bash\r\n$ python -c 'print(1)'\r\n```\r\n"
+    "```\r\nprint(mean([4]))\r\n```\r\n"
+    "```python\r\nthis is not python (\r\n```\r\n"
+)
+
+
+def test_the_issue_s_sessions_and_blocks_are_read_in_order_without_their_outputs() -> None:
+    found = issue_snippets(ISSUE)
+    assert found == [
+        Snippet("session", "from stats import mean\x00mean([])\x00mean([1,\n      3])"),
+        Snippet("session", "mean([2])"),
+        Snippet("block", "print(mean([4]))\n"),
+    ]  # the bash block and the block that does not parse are not examples
+    assert issue_snippets("No example here; `mean` is wrong.") == []
+
+
+def test_snippets_are_bounded_and_a_statement_that_does_not_parse_is_dropped() -> None:
+    many = "\n\n".join(f"text {n}\n\n>>> f({n})" for n in range(MAX_SNIPPETS + 5))
+    assert len(issue_snippets(many)) == MAX_SNIPPETS
+    assert issue_snippets(">>> f(1\n>>> g(2)\n") == [Snippet("session", "g(2)")]
+    assert issue_snippets("```python\n" + "x = 1\n" * 2000 + "```\n") == []
+
+
+def test_outputs_are_read_from_probe_lines_and_a_forged_duplicate_keeps_neither() -> None:
+    a, b = "0123456789abcdef", "fedcba9876543210"
+    assert read_outputs([f"PROBE 0 {a}", f"PROBE 1 {b}", "noise"], 2) == (a, b)
+    assert read_outputs([f"PROBE 0 {a}", f"PROBE 0 {b}", f"PROBE 1 {b}"], 2) == (None, b)
+    assert read_outputs([f"PROBE 7 {a}", "PROBE 0 xyz"], 2) == (None, None)
+
+
+def test_only_outputs_that_differ_somewhere_are_evidence_and_only_changes_agree() -> None:
+    outs = {"c1": ("a", "x"), "c2": ("b", "x"), "c3": ("b", "x")}
+    assert informative(outs, ("a", "x")) == [0]
+    assert informative({"c1": ("a", "x")}, ("a", "y")) == [1]
+    base = ("a", "x")
+    assert output_agreement(("a", "x"), ("b", "x"), base, [0]) == 0.0
+    assert output_agreement(("b", "x"), ("b", "y"), base, [0, 1]) == 0.5
+    assert output_agreement((None, "x"), ("b", "x"), base, [0]) is None
+    # both print what the base prints: no agreement on a fix, no disagreement either
+    assert output_agreement(("a", "x"), ("a", "x"), base, [0, 1]) is None
+
+
+def _sig(*lines: str) -> Signature:
+    return Signature(1, tuple(lines), "tree")
+
+
+def test_fixes_sharing_no_line_support_each_other_when_their_outputs_agree() -> None:
+    sigs = {
+        "fix_a": _sig("m.py:+guard a"),
+        "fix_b": _sig("m.py:+guard b"),
+        "wrong_1": _sig("m.py:+w", "m.py:+shared"),
+        "wrong_2": _sig("m.py:+v", "m.py:+shared"),
+    }
+    text = dict.fromkeys(sigs, 0.0)
+    without = consensus(sigs, text)
+    assert max(without["rank"], key=lambda c: without["rank"][c] or 0).startswith("wrong")
+    probes = {
+        "base": ["err"],
+        "outputs": {"fix_a": ["0.0"], "fix_b": ["0.0"], "wrong_1": ["err"], "wrong_2": ["nan"]},
+    }
+    found = consensus(sigs, text, probes)
+    assert max(found["rank"], key=lambda c: found["rank"][c] or 0).startswith("fix")
+    assert found["probed"] == 4 and found["informative"] == 1
+    # the base did not run the example (no output there): the outputs are no evidence at all
+    unusable = consensus(sigs, text, {**probes, "base": [None]})
+    assert unusable["rank"] == without["rank"] and unusable["informative"] == 0
+
+
+PROBLEM = bwrap_problem() or (None if Path("/usr/bin/python3").exists() else "no /usr/bin/python3")
+if os.environ.get("AGENTIC_RUBRICS_REQUIRE_BWRAP") == "1" and PROBLEM:  # pragma: no cover
+    raise RuntimeError(f"CI requires the test sandbox: {PROBLEM}")
+needs_sandbox = pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox here: {PROBLEM}")
+
+STATS = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+
+
+def _diff(new: str) -> str:
+    old = STATS.splitlines()
+    return (
+        "diff --git a/stats/__init__.py b/stats/__init__.py\n--- a/stats/__init__.py\n"
+        f"+++ b/stats/__init__.py\n@@ -1,2 +1,{len(new.splitlines())} @@\n"
+        + "".join(f"-{line}\n" for line in old)
+        + "".join(f"+{line}\n" for line in new.splitlines())
+    )
+
+
+@needs_sandbox
+def test_the_probe_runs_the_issue_s_examples_on_each_tree_in_the_sandbox(tmp_path: Path) -> None:
+    from agentic_rubrics.sandbox.testrun import PreparedTree
+
+    (tmp_path / "repo" / "stats").mkdir(parents=True)
+    (tmp_path / "repo" / "stats" / "__init__.py").write_text(STATS)
+    patches = {
+        "fix_if": _diff(
+            "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
+        ),
+        "fix_or": _diff("def mean(values):\n    return sum(values) / (len(values) or 1) * 1.0\n"),
+        "no_op": _diff("def mean(xs):\n    pass\n    return sum(xs) / len(xs)\n"),
+        "forger": _diff(
+            "import os\nos.write(1, b'PROBE 0 0123456789abcdef\\n')\n"
+            "def mean(xs):\n    return sum(xs) / len(xs)\n"
+        ),
+        "broken": _diff("def mean(xs):\n    return sum(xs) / len(xs) +\n"),
+    }
+    snippets = issue_snippets(ISSUE.replace("from stats import mean", "import os"))
+    assert packages(tmp_path / "repo", snippets) == ["stats"]  # every package, none named
+    tree = PreparedTree(tmp_path / "repo")
+    try:
+        found = asyncio.run(
+            probe_pool(tree.path, patches, snippets, python="/usr/bin/python3", timeout_s=60)
+        )
+    finally:
+        tree.close()
+    assert found.usable(), found.reasons
+    out = found.outputs
+    assert out["fix_if"] == out["fix_or"] != found.base  # `mean` came from the tree's package
+    assert out["no_op"] == found.base
+    assert out["forger"][0] is None  # its own line and the probe's: neither kept
+    assert "broken" not in out and found.reasons["broken"] == "no_tests_collected"
+    assert found.cpu_s > 0
+
+
+WRONG_1 = "def mean(xs):\n    xs = list(xs)\n    if xs is None:\n        return None\n    return sum(xs) / len(xs)\n"
+WRONG_2 = (
+    "def mean(xs):\n    xs = list(xs)\n    assert xs is not None\n    return sum(xs) / len(xs)\n"
+)
+
+
+def test_a_run_with_consensus_probes_picks_the_fixes_the_examples_agree_on(tmp_path: Path) -> None:
+    """End to end: without the examples, two wrong candidates sharing a line outvote two fixes
+    that share none; with ``consensus_probes`` the fixes' outputs agree and one of them is picked.
+    The stored record holds counts, not outputs; the setting is hashed only when set."""
+    if PROBLEM is not None:
+        pytest.skip(f"no sandbox here: {PROBLEM}")
+    from agentic_rubrics.pipeline.config import RunConfig
+    from agentic_rubrics.pipeline.runner import run
+    from agentic_rubrics.runfolder.folder import RunFolder
+    from agentic_rubrics.types import Candidate, Task
+
+    (tmp_path / "repo" / "stats").mkdir(parents=True)
+    (tmp_path / "repo" / "stats" / "__init__.py").write_text(STATS)
+    patches = {
+        "fix_if": _diff(
+            "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
+        ),
+        "fix_or": _diff("def mean(xs):\n    return sum(xs) / (len(xs) or 1)\n"),
+        "wrong_1": _diff(WRONG_1),
+        "wrong_2": _diff(WRONG_2),
+    }
+    task = Task(
+        instance_id="stats-1", problem_statement=ISSUE, repo_path=str(tmp_path / "repo"),
+        candidates=[Candidate(id=c, patch=p) for c, p in patches.items()],
+    )  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(task.model_dump_json() + "\n")
+    picks, records = {}, {}
+    for probes in (False, True):
+        config = RunConfig(
+            consensus_probes=probes, selectors=["behaviour_consensus"], plots=False,
+            bootstrap_resamples=0, tests={"python": "/usr/bin/python3"},
+        )  # fmt: skip
+        out = tmp_path / f"run-{probes}"
+        run(tasks, out, config, stages=("explore", "judge"))
+        record = RunFolder(out).progress()["stats-1"].baselines["behaviour_consensus"]
+        records[probes] = record
+        picks[probes] = max(record["rank"], key=lambda c: record["rank"][c] or 0)
+    assert picks[False].startswith("wrong") and picks[True].startswith("fix")
+    assert records[True]["probed"] == 4 and records[True]["informative"] >= 1
+    assert "probed" not in records[False]
+    assert all(len(str(v)) < 200 for v in records[True].values())  # counts and ranks only
+    plain, probed = RunConfig(), RunConfig(consensus_probes=True)
+    assert "consensus_probes" not in plain.hashed()
+    assert probed.hashed()["consensus_probes"]["tests"]["python"] == "/usr/bin/python3"
+    assert RunConfig(consensus_probes=True, tests={"python": "/x/python"}).content_hash() != (
+        probed.content_hash()
+    )
