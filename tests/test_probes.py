@@ -51,6 +51,9 @@ def test_snippets_are_bounded_and_a_statement_that_does_not_parse_is_dropped() -
     assert len(issue_snippets(many)) == MAX_SNIPPETS
     assert issue_snippets(">>> f(1\n>>> g(2)\n") == [Snippet("session", "g(2)")]
     assert issue_snippets("```python\n" + "x = 1\n" * 2000 + "```\n") == []
+    # a fence never closed is prose from there on (read once, not once per later fence)
+    unclosed = "```python\n>>> f(1)\n" * 3 + "```python\nx = (\n"
+    assert issue_snippets(unclosed) == [Snippet("session", "f(1)\x00f(1)\x00f(1)")]
 
 
 def test_outputs_are_read_from_probe_lines_and_a_forged_duplicate_keeps_neither() -> None:

@@ -10,11 +10,15 @@ consensus record stores only how many candidates were probed and how many exampl
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.rank.probes import issue_snippets, probe_pool
 from agentic_rubrics.types import Task
+
+log = logging.getLogger(__name__)
 
 
 async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
@@ -44,6 +48,9 @@ async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
                 python=interpreter.python,
                 read_only=interpreter.read_only,
             )
+    except SandboxError as exc:  # bubblewrap cannot start here: the consensus goes without outputs
+        log.warning("%s: the issue's examples did not run: %s", task.instance_id, str(exc)[-300:])
+        return {"reason": "sandbox_error"}
     finally:
         await where.close()
     by_id = {c.id: distinct[c.patch] for c in task.candidates}

@@ -38,9 +38,11 @@ MAX_SNIPPETS = 8
 """Snippets kept per issue (the first ones)."""
 MAX_SNIPPET_CHARS = 4000
 """Characters of one snippet; a longer one is dropped."""
+MAX_ISSUE_CHARS = 100_000
+"""Characters of the issue read for examples."""
 SNIPPET_SECONDS = 10
 """Seconds one snippet may run (``signal.alarm``); past it its output is ``timeout``."""
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+_OPEN = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)")
 _PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d+\]:)[ \t]?(.*)$")
 _ANY_PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d+\]:)", re.M)
 _MORE = re.compile(r"^[ \t]*\.\.\.:?(?: (.*)|)$")
@@ -60,6 +62,11 @@ def _sessions(text: str) -> list[str]:
     joined by ``\\x00``), outputs dropped. A session runs from a prompt line to the last prompt line
     before prose: a blank line whose next non-blank line is no prompt ends it."""
     lines = text.splitlines()
+    following = [""] * (len(lines) + 1)  # each line's next non-blank line after it (linear)
+    for n in range(len(lines) - 1, -1, -1):
+        following[n] = (
+            lines[n + 1] if n + 1 < len(lines) and lines[n + 1].strip() else following[n + 1]
+        )
     found: list[list[str]] = []
     current: list[str] | None = None
     for n, line in enumerate(lines):
@@ -70,10 +77,8 @@ def _sessions(text: str) -> list[str]:
             current.append(m.group(1))
         elif current and (m := _MORE.match(line)):
             current[-1] += "\n" + (m.group(1) or "")
-        elif current is not None and not line.strip():
-            following = next((x for x in lines[n + 1 :] if x.strip()), "")
-            if not _PROMPT.match(following):
-                current = None
+        elif current is not None and not line.strip() and not _PROMPT.match(following[n]):
+            current = None
     statements = [[s for s in session if _parses(s)] for session in found]
     return ["\x00".join(s) for s in statements if s]
 
@@ -86,22 +91,41 @@ def _parses(source: str) -> bool:
     return True
 
 
-def issue_snippets(text: str) -> list[Snippet]:
-    """The issue's examples, in order (see the module's docstring); none when it shows none."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    found: list[Snippet] = []
-    at = 0
-    for m in _FENCE.finditer(text):
-        found += [Snippet("session", s) for s in _sessions(text[at : m.start()])]
-        at = m.end()
-        body = m.group(3)
-        if m.group(2).lower() not in _CODE_LANGS:
+def _pieces(text: str) -> list[tuple[str | None, str]]:
+    """``text`` cut into prose (``None``) and fenced blocks (their language), in order. Linear: a
+    fence with no closing line makes the rest prose."""
+    lines = text.split("\n")
+    out: list[tuple[str | None, str]] = []
+    prose: list[str] = []
+    n = 0
+    while n < len(lines):
+        m = _OPEN.match(lines[n])
+        if m is None:
+            prose.append(lines[n])
+            n += 1
             continue
-        if _ANY_PROMPT.search(body):
+        end = next((j for j in range(n + 1, len(lines)) if lines[j].strip() == m.group(1)), None)
+        if end is None:
+            prose += lines[n:]
+            break
+        out += [
+            (None, "\n".join(prose)),
+            (m.group(2).lower(), "\n".join(lines[n + 1 : end]) + "\n"),
+        ]
+        prose, n = [], end + 1
+    return [*out, (None, "\n".join(prose))]
+
+
+def issue_snippets(text: str) -> list[Snippet]:
+    """The issue's examples, in order (see the module's docstring); none when it shows none. Only
+    the first :data:`MAX_ISSUE_CHARS` characters are read."""
+    text = text[:MAX_ISSUE_CHARS].replace("\r\n", "\n").replace("\r", "\n")
+    found: list[Snippet] = []
+    for lang, body in _pieces(text):
+        if lang is None or (lang in _CODE_LANGS and _ANY_PROMPT.search(body)):
             found += [Snippet("session", s) for s in _sessions(body)]
-        elif body.strip() and _parses(body):
+        elif lang in _CODE_LANGS and body.strip() and _parses(body):
             found.append(Snippet("block", body))
-    found += [Snippet("session", s) for s in _sessions(text[at:])]
     kept: list[Snippet] = []
     for snippet in found:
         if len(snippet.source) <= MAX_SNIPPET_CHARS and snippet not in kept:
