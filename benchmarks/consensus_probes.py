@@ -1,13 +1,15 @@
-"""behaviour_consensus with the issue's examples run on every candidate's tree (issue 40's second signal).
+"""behaviour_consensus with examples run on every candidate's tree (issue 40's second signal).
 
-For each development pool (full-run candidates, at least two) whose issue shows examples
-(:func:`agentic_rubrics.rank.probes.issue_snippets`), whose repository is at hand and whose
-environment a spec builds (``benchmarks/envs/swebench_py311.json``: bubblewrap, Python 3.11): the
-probe runs on the base tree and on each candidate's tree (:func:`~agentic_rubrics.rank.probes.probe_pool`),
-rows cached in ``--rows`` (resumable; only hashes). Then, on the same pools: ``behaviour_consensus``
-without outputs (as shipped), with them, and self-consistency — Best@16, paired differences with
-percentile bootstrap intervals, full pools and single-generator slices (every family with at least two
-candidates in the pool), and where the outputs tell candidates apart.
+For each development pool (full-run candidates, at least two) whose repository is at hand and whose
+environment a spec builds (``benchmarks/envs/swebench_py311.json``: bubblewrap, Python 3.11), and which
+has examples — the issue's (:func:`agentic_rubrics.rank.probe_inputs.issue_snippets`) or the changed
+definitions' docstring examples in the base tree (:func:`~agentic_rubrics.rank.probe_inputs.tree_snippets`)
+—: the probe runs on the base tree and on each candidate's tree
+(:func:`~agentic_rubrics.rank.probes.probe_pool`), rows cached in ``--rows`` (resumable; only hashes).
+Then, on the same pools: ``behaviour_consensus`` without outputs (as shipped), with them, and
+self-consistency — Best@16, paired differences with percentile bootstrap intervals, full pools and
+single-generator slices (every family with at least 15 pools), and where the outputs tell candidates
+apart.
 
 ```bash
 .venv/bin/python benchmarks/consensus_probes.py --data ../shared/data/swebench/lite_candidates.jsonl.gz \\
@@ -39,7 +41,8 @@ from agentic_rubrics.exceptions import RepoError, SandboxError
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.agreement import line_agreement
 from agentic_rubrics.rank.consensus import consensus_record
-from agentic_rubrics.rank.probes import issue_snippets, probe_pool
+from agentic_rubrics.rank.probe_inputs import issue_snippets, tree_snippets
+from agentic_rubrics.rank.probes import probe_pool
 
 SPECS = Path(__file__).resolve().parent / "envs" / "swebench_py311.json"
 
@@ -56,9 +59,14 @@ def probe_task(task: Any, tree: Path, spec: Any, env_cache: Path) -> dict[str, A
     from agentic_rubrics.sandbox.testenv import build_env
     from agentic_rubrics.sandbox.testrun import PreparedTree
 
-    snippets = issue_snippets(task.problem_statement)
     started = time.monotonic()
     prepared = PreparedTree(tree)
+    snippets = issue_snippets(task.problem_statement) + tree_snippets(
+        prepared.path, [c.patch for c in task.candidates]
+    )
+    if not snippets:
+        prepared.close()
+        return {"instance_id": task.instance_id, "error": "no_examples"}
     try:
         interp = build_env(
             spec, prepared.path, cache_dir=env_cache, repo=task.repo, repo_version=task.version
@@ -74,6 +82,7 @@ def probe_task(task: Any, tree: Path, spec: Any, env_cache: Path) -> dict[str, A
     return {
         "instance_id": task.instance_id,
         "snippets": len(snippets),
+        "from_issue": sum(1 for s in snippets if s.kind != "doctest"),
         "base": found.base,
         "outputs": found.outputs,
         "reasons": found.reasons,
@@ -91,8 +100,7 @@ def run_probes(args: argparse.Namespace, tasks: list[Any]) -> dict[str, dict[str
     cache = RepoCache(args.repo_cache, args.repo_url)
     todo = [
         t for t in tasks
-        if t.instance_id not in done and issue_snippets(t.problem_statement)
-        and spec_for(specs, t.repo, t.version) is not None
+        if t.instance_id not in done and spec_for(specs, t.repo, t.version) is not None
         and (not args.repos or t.repo in args.repos)
     ]  # fmt: skip
     print(f"probing {len(todo)} pools ({len(done)} cached)", flush=True)

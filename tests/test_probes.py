@@ -13,16 +13,14 @@ from pathlib import Path
 import pytest
 
 from agentic_rubrics.rank.consensus import Signature, consensus
-from agentic_rubrics.rank.probes import (
+from agentic_rubrics.rank.probe_inputs import (
     MAX_SNIPPETS,
     Snippet,
-    informative,
     issue_snippets,
-    output_agreement,
     packages,
-    probe_pool,
-    read_outputs,
+    tree_snippets,
 )
+from agentic_rubrics.rank.probes import informative, output_agreement, probe_pool, read_outputs
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
 
 ISSUE = (
@@ -106,14 +104,17 @@ if os.environ.get("AGENTIC_RUBRICS_REQUIRE_BWRAP") == "1" and PROBLEM:  # pragma
     raise RuntimeError(f"CI requires the test sandbox: {PROBLEM}")
 needs_sandbox = pytest.mark.skipif(PROBLEM is not None, reason=f"no sandbox here: {PROBLEM}")
 
-STATS = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+STATS = (
+    'def mean(xs):\n    """The mean.\n\n    >>> mean([1, 3])\n    2.0\n    >>> mean([])  # doctest: +SKIP\n'
+    '    """\n    return sum(xs) / len(xs)\n'
+)
 
 
 def _diff(new: str) -> str:
     old = STATS.splitlines()
     return (
         "diff --git a/stats/__init__.py b/stats/__init__.py\n--- a/stats/__init__.py\n"
-        f"+++ b/stats/__init__.py\n@@ -1,2 +1,{len(new.splitlines())} @@\n"
+        f"+++ b/stats/__init__.py\n@@ -1,{len(old)} +1,{len(new.splitlines())} @@\n"
         + "".join(f"-{line}\n" for line in old)
         + "".join(f"+{line}\n" for line in new.splitlines())
     )
@@ -136,8 +137,11 @@ def test_the_probe_runs_the_issue_s_examples_on_each_tree_in_the_sandbox(tmp_pat
             "def mean(xs):\n    return sum(xs) / len(xs)\n"
         ),
         "broken": _diff("def mean(xs):\n    return sum(xs) / len(xs) +\n"),
+        "regress": _diff("def mean(xs):\n    return float(max(xs)) if xs else 0.0\n"),
     }
     snippets = issue_snippets(ISSUE.replace("from stats import mean", "import os"))
+    snippets += tree_snippets(tmp_path / "repo", patches.values())
+    assert snippets[-1] == Snippet("doctest", "mean([1, 3])", "stats")
     assert packages(tmp_path / "repo", snippets) == ["stats"]  # every package, none named
     tree = PreparedTree(tmp_path / "repo")
     try:
@@ -149,6 +153,8 @@ def test_the_probe_runs_the_issue_s_examples_on_each_tree_in_the_sandbox(tmp_pat
     assert found.usable(), found.reasons
     out = found.outputs
     assert out["fix_if"] == out["fix_or"] != found.base  # `mean` came from the tree's package
+    doc = len(snippets) - 1  # the changed function's own example: the fixes keep its output
+    assert out["fix_if"][doc] == found.base[doc] != out["regress"][doc]
     assert out["no_op"] == found.base
     assert out["forger"][0] is None  # its own line and the probe's: neither kept
     assert "broken" not in out and found.reasons["broken"] == "no_tests_collected"
@@ -209,3 +215,42 @@ def test_a_run_with_consensus_probes_picks_the_fixes_the_examples_agree_on(tmp_p
     assert RunConfig(consensus_probes=True, tests={"python": "/x/python"}).content_hash() != (
         probed.content_hash()
     )
+
+
+def test_the_changed_definitions_own_examples_come_from_the_base_tree(tmp_path: Path) -> None:
+    mod = (
+        'def f(x):\n    """F.\n\n    >>> f(1)\n    2\n    >>> f(2)  # doctest: +SKIP\n    """\n'
+        "    return x + 1\n\n\n"
+        'class K:\n    def g(self):\n        """G.\n\n        >>> K().g()\n        0\n        """\n'
+        "        return 0\n"
+    )
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text(mod)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_mod.py").write_text('def test():\n    """>>> 1"""\n')
+
+    def change(path: str, line: str, new: str) -> str:
+        return (
+            f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n@@ -1,1 +1,1 @@\n"
+            f"-{line}\n+{new}\n"
+        )
+
+    in_f = "diff --git a/pkg/mod.py b/pkg/mod.py\n--- a/pkg/mod.py\n+++ b/pkg/mod.py\n"
+    f_1 = in_f + "@@ -7,1 +7,1 @@ def f(x):\n-    return x + 1\n+    return x + 2\n"
+    f_2 = in_f + "@@ -7,1 +7,1 @@ def f(x):\n-    return x + 1\n+    return 1 + x\n"
+    g_1 = (
+        in_f + "@@ -11,8 +11,8 @@\n class K:\n     def g(self):\n"
+        '         """G.\n \n         >>> K().g()\n         0\n         """\n'
+        "-        return 0\n+        return -0\n"
+    )
+    outside = change("../outside.py", "x = 1", "x = 2")
+    a_test = change("tests/test_mod.py", "def test():", "def test(): pass")
+    found = tree_snippets(tmp_path, [g_1, f_1, f_2, outside, a_test, "not a patch"])
+    # f first (two candidates change it), its skipped example left out; g's class found; nothing
+    # from outside the tree or from a test file
+    assert found == [
+        Snippet("doctest", "f(1)", "pkg.mod"),
+        Snippet("doctest", "K().g()", "pkg.mod"),
+    ]
+    assert packages(tmp_path, found) == ["pkg"]

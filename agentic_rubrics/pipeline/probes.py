@@ -1,8 +1,9 @@
-"""The issue's examples run on each candidate's tree for ``behaviour_consensus`` (``consensus_probes``).
+"""The issue's examples and the changed definitions' own run on each candidate's tree for
+``behaviour_consensus`` (``consensus_probes``).
 
 Where the tests verifier's tests run in bubblewrap — the task's tree copied once, the Python its spec
 builds or ``tests.python`` (:class:`~agentic_rubrics.pipeline.verifiers.tests_tree.TaskTree`) — the
-probe of :mod:`agentic_rubrics.rank.probes` runs once on the base tree and once per distinct patch,
+probe of :mod:`agentic_rubrics.rank.probes` (its inputs: :mod:`agentic_rubrics.rank.probe_inputs`) runs once on the base tree and once per distinct patch,
 each run one of the run's sandbox slots. What comes back is hashes of outputs, or the reason there are
 none (``no_examples``, ``docker_not_supported``, ``no_repository``, ``env_build_failed``, ...); the
 consensus record stores only how many candidates were probed and how many examples told them apart.
@@ -15,7 +16,8 @@ from typing import Any
 
 from agentic_rubrics.exceptions import SandboxError
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
-from agentic_rubrics.rank.probes import issue_snippets, probe_pool
+from agentic_rubrics.rank.probe_inputs import issue_snippets, tree_snippets
+from agentic_rubrics.rank.probes import probe_pool
 from agentic_rubrics.types import Task
 
 log = logging.getLogger(__name__)
@@ -27,9 +29,6 @@ async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
     from agentic_rubrics.pipeline.verifiers.tests import settings
     from agentic_rubrics.pipeline.verifiers.tests_tree import TaskTree
 
-    snippets = issue_snippets(task.problem_statement or "")
-    if not snippets:
-        return {"reason": "no_examples"}
     config = settings(ctx).tests
     if config.docker is not None:
         return {"reason": "docker_not_supported"}
@@ -40,6 +39,9 @@ async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
         if path is None or interpreter is None:
             return {"reason": where.problem or "no_repository"}
         distinct = {c.patch: f"p{n}" for n, c in enumerate(task.candidates)}
+        snippets = issue_snippets(task.problem_statement or "") + tree_snippets(path, distinct)
+        if not snippets:
+            return {"reason": "no_examples"}
         async with ctx.limiter.slot(SANDBOX_SLOT):
             found = await probe_pool(
                 path,

@@ -5,10 +5,8 @@ where the task's tree imports in an environment, it can also read what the chang
 examples run on each candidate's tree, in the sandbox of the tests verifier (no network, bounded), and
 candidates that print the same for every example agree.
 
-1. **Inputs from the issue** (:func:`issue_snippets`): its interactive sessions (``>>>`` / ``...``
-   lines, IPython's ``In [n]:`` / ``...:``) and its fenced code blocks that parse as Python, in order, at
-   most :data:`MAX_SNIPPETS` of at most :data:`MAX_SNIPPET_CHARS` characters. The issue's own printed
-   outputs are dropped: they are the reporter's, not the candidate's.
+1. **Inputs** (:mod:`agentic_rubrics.rank.probe_inputs`): the issue's examples and the changed
+   definitions' own docstring examples.
 2. **One run per candidate** (:data:`PROBE_SOURCE`, standard library only): every snippet in order in
    one namespace (as a user pastes them into one session), each under its own alarm
    (:data:`SNIPPET_SECONDS`); a session's expressions recorded as the REPL shows them (``repr``), a
@@ -26,7 +24,6 @@ runner; only a candidate's own outputs can be forged that way, and it cannot see
 
 from __future__ import annotations
 
-import ast
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -34,107 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MAX_SNIPPETS = 8
-"""Snippets kept per issue (the first ones)."""
-MAX_SNIPPET_CHARS = 4000
-"""Characters of one snippet; a longer one is dropped."""
-MAX_ISSUE_CHARS = 100_000
-"""Characters of the issue read for examples."""
+from agentic_rubrics.rank.probe_inputs import Snippet, packages
+
 SNIPPET_SECONDS = 10
 """Seconds one snippet may run (``signal.alarm``); past it its output is ``timeout``."""
-_OPEN = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)")
-_PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d+\]:)[ \t]?(.*)$")
-_ANY_PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d+\]:)", re.M)
-_MORE = re.compile(r"^[ \t]*\.\.\.:?(?: (.*)|)$")
-_CODE_LANGS = {"", "python", "py", "python3", "pycon", "ipython", "python-console"}
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """One example of the issue: ``session`` (prompt lines, expressions shown) or ``block``."""
-
-    kind: str
-    source: str
-
-
-def _sessions(text: str) -> list[str]:
-    """The statements of each interactive session in ``text``, one string per session (statements
-    joined by ``\\x00``), outputs dropped. A session runs from a prompt line to the last prompt line
-    before prose: a blank line whose next non-blank line is no prompt ends it."""
-    lines = text.splitlines()
-    following = [""] * (len(lines) + 1)  # each line's next non-blank line after it (linear)
-    for n in range(len(lines) - 1, -1, -1):
-        following[n] = (
-            lines[n + 1] if n + 1 < len(lines) and lines[n + 1].strip() else following[n + 1]
-        )
-    found: list[list[str]] = []
-    current: list[str] | None = None
-    for n, line in enumerate(lines):
-        if m := _PROMPT.match(line):
-            if current is None:
-                current = []
-                found.append(current)
-            current.append(m.group(1))
-        elif current and (m := _MORE.match(line)):
-            current[-1] += "\n" + (m.group(1) or "")
-        elif current is not None and not line.strip() and not _PROMPT.match(following[n]):
-            current = None
-    statements = [[s for s in session if _parses(s)] for session in found]
-    return ["\x00".join(s) for s in statements if s]
-
-
-def _parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
-def _pieces(text: str) -> list[tuple[str | None, str]]:
-    """``text`` cut into prose (``None``) and fenced blocks (their language), in order. Linear: a
-    fence with no closing line makes the rest prose."""
-    lines = text.split("\n")
-    out: list[tuple[str | None, str]] = []
-    prose: list[str] = []
-    n = 0
-    while n < len(lines):
-        m = _OPEN.match(lines[n])
-        if m is None:
-            prose.append(lines[n])
-            n += 1
-            continue
-        end = next((j for j in range(n + 1, len(lines)) if lines[j].strip() == m.group(1)), None)
-        if end is None:
-            prose += lines[n:]
-            break
-        out += [
-            (None, "\n".join(prose)),
-            (m.group(2).lower(), "\n".join(lines[n + 1 : end]) + "\n"),
-        ]
-        prose, n = [], end + 1
-    return [*out, (None, "\n".join(prose))]
-
-
-def issue_snippets(text: str) -> list[Snippet]:
-    """The issue's examples, in order (see the module's docstring); none when it shows none. Only
-    the first :data:`MAX_ISSUE_CHARS` characters are read."""
-    text = text[:MAX_ISSUE_CHARS].replace("\r\n", "\n").replace("\r", "\n")
-    found: list[Snippet] = []
-    for lang, body in _pieces(text):
-        if lang is None or (lang in _CODE_LANGS and _ANY_PROMPT.search(body)):
-            found += [Snippet("session", s) for s in _sessions(body)]
-        elif lang in _CODE_LANGS and body.strip() and _parses(body):
-            found.append(Snippet("block", body))
-    kept: list[Snippet] = []
-    for snippet in found:
-        if len(snippet.source) <= MAX_SNIPPET_CHARS and snippet not in kept:
-            kept.append(snippet)
-    return kept[:MAX_SNIPPETS]
-
-
 PROBE_SOURCE = r'''
-import ast, contextlib, hashlib, io, json, os, re, signal, sys
+import ast, contextlib, hashlib, importlib, io, json, os, re, signal, sys
 sys.path.insert(0, os.getcwd())
 _out = os.fdopen(os.dup(1), "w")
 _ROOT = os.getcwd()
@@ -146,31 +48,42 @@ class _Late(Exception):
 def _alarm(*_):
     raise _Late()
 signal.signal(signal.SIGALRM, _alarm)
+def _statement(kind, s, space, shown):
+    tree = ast.parse(s)
+    _fill(tree, space, _FOUND)
+    if kind != "block" and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+        value = eval(compile(ast.Expression(tree.body[0].value), "<example>", "eval"), space)
+        if value is not None:
+            shown.append(repr(value))
+    else:
+        exec(compile(tree, "<example>", "exec"), space)
 def _run(kind, source, space):
     shown = []
     buf = io.StringIO()
-    statements = source.split("\x00") if kind == "session" else [source]
+    statements = [source] if kind == "block" else source.split("\x00")
     signal.alarm(SECONDS)
     try:
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
             for s in statements:
-                tree = ast.parse(s)
-                _fill(tree, space, _FOUND)
-                if kind == "session" and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
-                    value = eval(compile(ast.Expression(tree.body[0].value), "<issue>", "eval"), space)
-                    if value is not None:
-                        shown.append(repr(value))
-                else:
-                    exec(compile(tree, "<issue>", "exec"), space)
+                try:
+                    _statement(kind, s, space, shown)
+                except _Late:
+                    raise
+                except RecursionError:
+                    shown.append("@RecursionError")
+                except BaseException as e:
+                    shown.append("@" + type(e).__name__ + ": " + str(e)[:500])
     except _Late:
         shown.append("@timeout")
-    except RecursionError:
-        shown.append("@RecursionError")
-    except BaseException as e:
-        shown.append("@" + type(e).__name__ + ": " + str(e)[:500])
     finally:
         signal.alarm(0)
     return _norm(buf.getvalue() + "\n".join(shown))
+def _namespace(kind, module, space):
+    """The namespace a snippet runs in: the session's, or a copy of its module's (doctest's way)."""
+    if kind != "doctest":
+        return space
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return dict(vars(importlib.import_module(module)))
 def _fill(tree, space, found):
     """Names the statement reads that nothing defines, from the tree's packages (as ``from pkg import
     *`` would give them) or their ``abc`` module of example objects (``sympy.abc``)."""
@@ -201,9 +114,9 @@ def main():
     global _FOUND
     _FOUND = found
     snippets = given["snippets"]
-    for n, (kind, source) in enumerate(snippets):
+    for n, (kind, source, module) in enumerate(snippets):
         try:
-            text = _run(kind, source, space)
+            text = _run(kind, source, _namespace(kind, module, space))
         except BaseException as e:
             text = "@probe " + type(e).__name__
         digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
@@ -288,25 +201,6 @@ class PoolOutputs:
         return bool(self.base) and all(h is not None for h in self.base or ())
 
 
-def packages(tree: Path, snippets: Sequence[Snippet]) -> list[str]:
-    """The tree's top-level packages (a folder with ``__init__.py`` at its root, ``src/`` layouts
-    too) the snippets name; when they name none, every one (at most three)."""
-    words = set(re.findall(r"\b[A-Za-z_]\w*\b", " ".join(s.source for s in snippets)))
-    roots = [tree, tree / "src"]
-    found = sorted(
-        d.name
-        for root in roots
-        if root.is_dir()
-        for d in root.iterdir()
-        if d.is_dir()
-        and d.name.isidentifier()
-        and (d / "__init__.py").is_file()
-        and d.name not in ("tests", "test", "doc", "docs")
-    )
-    named = [n for n in found if n in words]
-    return named or found[:3]
-
-
 def _probe_lines(lines: str) -> dict[str, Any]:
     return {line.strip(): "passed" for line in lines.splitlines() if _LINE.match(line.strip())}
 
@@ -326,9 +220,12 @@ async def probe_pool(
     from agentic_rubrics.sandbox.testrun import ExecLimits, RunCommand, run_tests
     from agentic_rubrics.test_infra import GRADED_FOLDER
 
+    if not snippets:
+        return PoolOutputs(base=None, reasons={"base": "no_examples"})
+
     given = {
         "preload": packages(tree, snippets),
-        "snippets": [[s.kind, s.source] for s in snippets],
+        "snippets": [[s.kind, s.source, s.module] for s in snippets],
     }
     files = {
         "probe.py": probe_source().encode(),
