@@ -138,12 +138,18 @@ def _rank(
     probes = None
     if probe is not None and probe.get("base") is not None:
         outs = probe.get("outputs", {})
+        why = probe.get("reasons") or {}
         probes = {
             "base": probe["base"],
             "outputs": {
                 c: outs[patch_key(task.instance_id, p)]
                 for c, p in patches.items()
                 if patch_key(task.instance_id, p) in outs
+            },
+            "reasons": {
+                c: why[patch_key(task.instance_id, p)]
+                for c, p in patches.items()
+                if patch_key(task.instance_id, p) in why
             },
         }
     plain = consensus_record(patches, rows, agreement)

@@ -20,7 +20,13 @@ from agentic_rubrics.rank.probe_inputs import (
     packages,
     tree_snippets,
 )
-from agentic_rubrics.rank.probes import informative, output_agreement, probe_pool, read_outputs
+from agentic_rubrics.rank.probes import (
+    UNSTABLE,
+    informative,
+    output_agreement,
+    probe_pool,
+    read_outputs,
+)
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
 
 ISSUE = (
@@ -48,6 +54,11 @@ def test_snippets_are_bounded_and_a_statement_that_does_not_parse_is_dropped() -
     many = "\n\n".join(f"text {n}\n\n>>> f({n})" for n in range(MAX_SNIPPETS + 5))
     assert len(issue_snippets(many)) == MAX_SNIPPETS
     assert issue_snippets(">>> f(1\n>>> g(2)\n") == [Snippet("session", "g(2)")]
+    # nesting too deep for the parser, in a session or a block: dropped, never raised
+    assert issue_snippets(">>> " + "-" * 5000 + "1\n>>> g(2)\n") == [Snippet("session", "g(2)")]
+    assert issue_snippets("```python\n" + "(" * 3000 + "\n```\n") == []
+    # a fence of four backticks closes with four (or more), not three
+    assert issue_snippets("````python\n```\nx = 1\n````\n") == []
     assert issue_snippets("```python\n" + "x = 1\n" * 2000 + "```\n") == []
     # a fence never closed is prose from there on (read once, not once per later fence)
     unclosed = "```python\n>>> f(1)\n" * 3 + "```python\nx = (\n"
@@ -97,6 +108,15 @@ def test_fixes_sharing_no_line_support_each_other_when_their_outputs_agree() -> 
     # the base did not run the example (no output there): the outputs are no evidence at all
     unusable = consensus(sigs, text, {**probes, "base": [None]})
     assert unusable["rank"] == without["rank"] and unusable["informative"] == 0
+    # a wrong candidate whose run gave nothing (crashed, killed) disagrees with every other, as
+    # a wrong output does: crashing is never better than being wrong
+    crashed = {**probes, "outputs": {**probes["outputs"], "wrong_2": [None]}}
+    assert consensus(sigs, text, crashed)["rank"] == found["rank"]
+    gone = {k: v for k, v in probes["outputs"].items() if k != "wrong_2"}
+    assert consensus(sigs, text, {**probes, "outputs": gone})["rank"] == found["rank"]
+    # only a sandbox that could not start leaves a candidate out of the outputs' comparison
+    infra = {**probes, "outputs": gone, "reasons": {"wrong_2": "sandbox_error"}}
+    assert consensus(sigs, text, infra)["probed"] == 3
 
 
 PROBLEM = bwrap_problem() or (None if Path("/usr/bin/python3").exists() else "no /usr/bin/python3")
@@ -120,10 +140,21 @@ def _diff(new: str) -> str:
     )
 
 
+HANG = (
+    "import time\ndef mean(xs):\n    while True:\n        try:\n            time.sleep(60)\n"
+    "        except BaseException:\n            pass\n"
+)
+
+
 @needs_sandbox
-def test_the_probe_runs_the_issue_s_examples_on_each_tree_in_the_sandbox(tmp_path: Path) -> None:
+def test_the_probe_runs_the_issue_s_examples_on_each_tree_in_the_sandbox(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentic_rubrics.rank import probes
     from agentic_rubrics.sandbox.testrun import PreparedTree
 
+    monkeypatch.setattr(probes, "SNIPPET_SECONDS", 2)
+    monkeypatch.setattr(probes, "GRACE_SECONDS", 1)
     (tmp_path / "repo" / "stats").mkdir(parents=True)
     (tmp_path / "repo" / "stats" / "__init__.py").write_text(STATS)
     patches = {
@@ -138,26 +169,32 @@ def test_the_probe_runs_the_issue_s_examples_on_each_tree_in_the_sandbox(tmp_pat
         ),
         "broken": _diff("def mean(xs):\n    return sum(xs) / len(xs) +\n"),
         "regress": _diff("def mean(xs):\n    return float(max(xs)) if xs else 0.0\n"),
+        "hang": _diff(HANG),
     }
     snippets = issue_snippets(ISSUE.replace("from stats import mean", "import os"))
     snippets += tree_snippets(tmp_path / "repo", patches.values())
     assert snippets[-1] == Snippet("doctest", "mean([1, 3])", "stats")
-    assert packages(tmp_path / "repo", snippets) == ["stats"]  # every package, none named
+    snippets.append(Snippet("block", "import random\nprint(random.random())\n"))
+    # every package, none named by the issue: imported first, but the examples run without it
+    assert packages(tmp_path / "repo", snippets) == [("stats", False)]
     tree = PreparedTree(tmp_path / "repo")
     try:
-        found = asyncio.run(
-            probe_pool(tree.path, patches, snippets, python="/usr/bin/python3", timeout_s=60)
-        )
+        found = asyncio.run(probe_pool(tree.path, patches, snippets, python="/usr/bin/python3"))
     finally:
         tree.close()
     assert found.usable(), found.reasons
-    out = found.outputs
-    assert out["fix_if"] == out["fix_or"] != found.base  # `mean` came from the tree's package
-    doc = len(snippets) - 1  # the changed function's own example: the fixes keep its output
-    assert out["fix_if"][doc] == found.base[doc] != out["regress"][doc]
-    assert out["no_op"] == found.base
-    assert out["forger"][0] is None  # its own line and the probe's: neither kept
-    assert "broken" not in out and found.reasons["broken"] == "no_tests_collected"
+    out, base = found.outputs, found.base
+    assert base is not None
+    assert out["fix_if"] == out["fix_or"] != base  # `mean` came from the tree's package
+    doc = len(snippets) - 2  # the changed function's own example: the fixes keep its output
+    assert out["fix_if"][doc] == base[doc] != out["regress"][doc]
+    assert out["no_op"] == base
+    assert out["forger"] == base  # what it writes to its output goes nowhere
+    assert out["broken"][doc] != base[doc]  # its module does not import: a value of its own
+    # the hanging candidate: killed after its first snippet's alarm (caught), nothing after it
+    assert out["hang"][0] is not None and out["hang"][0] != base[0]
+    assert out["hang"][1:-1] == (None,) * (len(snippets) - 2)
+    assert base[-1] == UNSTABLE and {o[-1] for o in out.values()} <= {UNSTABLE}
     assert found.cpu_s > 0
 
 
@@ -192,8 +229,15 @@ def test_a_run_with_consensus_probes_picks_the_fixes_the_examples_agree_on(tmp_p
         instance_id="stats-1", problem_statement=ISSUE, repo_path=str(tmp_path / "repo"),
         candidates=[Candidate(id=c, patch=p) for c, p in patches.items()],
     )  # fmt: skip
+    (tmp_path / "plain" / "stats").mkdir(parents=True)
+    (tmp_path / "plain" / "stats" / "__init__.py").write_text(STATS.replace(">>>", "::"))
+    hostile = Task(
+        instance_id="stats-2", problem_statement=">>> " + "-" * 5000 + "1\nno example here",
+        repo_path=str(tmp_path / "plain"),
+        candidates=[Candidate(id=c, patch=p) for c, p in patches.items()],
+    )  # fmt: skip
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(task.model_dump_json() + "\n")
+    tasks.write_text(task.model_dump_json() + "\n" + hostile.model_dump_json() + "\n")
     picks, records = {}, {}
     for probes in (False, True):
         config = RunConfig(
@@ -208,11 +252,23 @@ def test_a_run_with_consensus_probes_picks_the_fixes_the_examples_agree_on(tmp_p
     assert picks[False].startswith("wrong") and picks[True].startswith("fix")
     assert records[True]["probed"] == 4 and records[True]["informative"] >= 1
     assert "probed" not in records[False]
+    # no example in the issue nor in the changed function's docstring: said, not failed
+    plain = RunFolder(tmp_path / "run-True").progress()["stats-2"].baselines["behaviour_consensus"]
+    assert plain["probes_reason"] == "no_examples" and plain["probed"] == 0
+    docker = RunConfig(consensus_probes=True, selectors=["behaviour_consensus"], plots=False,
+                       bootstrap_resamples=0, tests={"docker": "local"})  # fmt: skip
+    run(tasks, tmp_path / "run-docker", docker, stages=("explore", "judge"))
+    found = RunFolder(tmp_path / "run-docker").progress()["stats-1"].baselines
+    assert found["behaviour_consensus"]["probes_reason"] == "docker_not_supported"
     assert all(len(str(v)) < 200 for v in records[True].values())  # counts and ranks only
     plain, probed = RunConfig(), RunConfig(consensus_probes=True)
     assert "consensus_probes" not in plain.hashed()
-    assert probed.hashed()["consensus_probes"]["tests"]["python"] == "/usr/bin/python3"
+    assert probed.hashed()["consensus_probes"]["python"] == "/usr/bin/python3"
     assert RunConfig(consensus_probes=True, tests={"python": "/x/python"}).content_hash() != (
+        probed.content_hash()
+    )
+    # how tests are graded is not what the examples print
+    assert RunConfig(consensus_probes=True, tests={"reruns": 3}).content_hash() == (
         probed.content_hash()
     )
 
@@ -253,4 +309,4 @@ def test_the_changed_definitions_own_examples_come_from_the_base_tree(tmp_path: 
         Snippet("doctest", "f(1)", "pkg.mod"),
         Snippet("doctest", "K().g()", "pkg.mod"),
     ]
-    assert packages(tmp_path, found) == ["pkg"]
+    assert packages(tmp_path, found) == [("pkg", False)]  # a doctest imports its module itself

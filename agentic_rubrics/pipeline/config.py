@@ -100,9 +100,9 @@ class RunConfig(BaseModel):
     and written as the top-level keys they define (``rubrics_dir``; ``tests_dir``, ``tests``;
     ``proxies_dir``, ``similarity``), hashed only in runs that name the verifier."""
     consensus_probes: Annotated[bool, _CLI_RESULTS] = False
-    """``behaviour_consensus`` also runs the issue's examples on each candidate's tree
-    (:mod:`agentic_rubrics.rank.probes`), in bubblewrap with the tests verifier's environment
-    (``tests.python``, ``tests.env_specs``); hashed only when set, with that environment."""
+    """``behaviour_consensus`` also runs the issue's and the changed definitions' examples on each
+    candidate's tree (:mod:`agentic_rubrics.pipeline.probes`), in bubblewrap with the tests
+    verifier's environment; hashed only when set, with that environment (``probe_environment``)."""
     repos: Annotated[RepoConfig, _CLI_SPEED] = Field(default_factory=RepoConfig)
     """Where a task without ``repo_path`` gets its repository at ``base_commit`` (fetched, cached)."""
     seed: Annotated[int, _CLI_REPORT] = Field(default=0, ge=0)
@@ -253,9 +253,7 @@ class RunConfig(BaseModel):
         # environment they run in (the tests verifier's) is part of the result
         data.pop("consensus_probes", None)
         if self.consensus_probes and (tests := self.verifier_settings.get("tests")) is not None:
-            data["consensus_probes"] = tests.hashed(
-                results_part(tests, tests.model_dump(mode="json"))
-            )
+            data["consensus_probes"] = tests.probe_environment()
         data["repos"] = {"fetch": self.repos.url_template is not None}
         if self.repos.approximate_trees is not None:
             data["repos"]["approximate_trees"] = True  # another tree than the base commit's

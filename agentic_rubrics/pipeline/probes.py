@@ -11,6 +11,7 @@ consensus record stores only how many candidates were probed and how many exampl
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -25,8 +26,10 @@ log = logging.getLogger(__name__)
 
 async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
     """``{"base": hashes, "outputs": {candidate id: hashes}, "reasons": {...}}`` of the task, or
-    ``{"reason": code}`` when the examples could not run."""
+    ``{"reason": code}`` when the examples could not run. Never raises for what the task holds: an
+    error there leaves the consensus without outputs (``probe_error``, logged)."""
     from agentic_rubrics.pipeline.verifiers.tests import settings
+    from agentic_rubrics.pipeline.verifiers.tests_grading import limits_of
     from agentic_rubrics.pipeline.verifiers.tests_tree import TaskTree
 
     config = settings(ctx).tests
@@ -39,20 +42,26 @@ async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
         if path is None or interpreter is None:
             return {"reason": where.problem or "no_repository"}
         distinct = {c.patch: f"p{n}" for n, c in enumerate(task.candidates)}
-        snippets = issue_snippets(task.problem_statement or "") + tree_snippets(path, distinct)
+        issue = issue_snippets(task.problem_statement or "")
+        snippets = issue + await asyncio.to_thread(tree_snippets, path, list(distinct))
         if not snippets:
             return {"reason": "no_examples"}
-        async with ctx.limiter.slot(SANDBOX_SLOT):
-            found = await probe_pool(
-                path,
-                {pid: patch for patch, pid in distinct.items()},
-                snippets,
-                python=interpreter.python,
-                read_only=interpreter.read_only,
-            )
+        found = await probe_pool(
+            path,
+            {pid: patch for patch, pid in distinct.items()},
+            snippets,
+            python=interpreter.python,
+            read_only=interpreter.read_only,
+            limits=limits_of(config),
+            slot=lambda: ctx.limiter.slot(SANDBOX_SLOT),
+        )
     except SandboxError as exc:  # bubblewrap cannot start here: the consensus goes without outputs
-        log.warning("%s: the issue's examples did not run: %s", task.instance_id, str(exc)[-300:])
+        log.warning("%s: the examples did not run: %s", task.instance_id, str(exc)[-300:])
         return {"reason": "sandbox_error"}
+    except Exception as exc:  # hostile input must not end the run
+        kind, text = type(exc).__name__, str(exc)[-300:]
+        log.warning("%s: the examples did not run: %s: %s", task.instance_id, kind, text)
+        return {"reason": "probe_error"}
     finally:
         await where.close()
     by_id = {c.id: distinct[c.patch] for c in task.candidates}
@@ -61,4 +70,5 @@ async def issue_outputs(task: Task, ctx: RunContext) -> dict[str, Any]:
         "outputs": {c: list(found.outputs[p]) for c, p in by_id.items() if p in found.outputs},
         "reasons": {c: found.reasons[p] for c, p in by_id.items() if p in found.reasons},
         **({"reason": found.reasons["base"]} if "base" in found.reasons else {}),
+        **({"approximate_tree": True} if where.approximate else {}),
     }

@@ -40,12 +40,14 @@ from typing import Any
 
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import ChangedFile, is_empty_patch, parse_patch
-from agentic_rubrics.rank.probes import informative, output_agreement
+from agentic_rubrics.rank.probes import UNSTABLE, informative, output_agreement
 from agentic_rubrics.rubric.behaviour import program_file
 
 _TOKEN = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#.*|\w+|\S""")
 """A line's tokens: a one-line string literal (with its prefix), a comment, a word or number, any other
 character; linear (no nested repetition)."""
+MISSING = "missing"
+"""A voter's output on an example where its run gave none (see :func:`_voter_outputs`)."""
 MAX_SIGNATURE_LINES = 10_000
 """Signature lines kept per candidate (the first ones), as self-consistency caps changed lines."""
 
@@ -192,13 +194,28 @@ def consensus(
 def _voter_outputs(
     voters: Mapping[str, Signature], probes: Mapping[str, Any] | None
 ) -> tuple[dict[str, tuple[str | None, ...]], list[int]]:
-    """The voters' outputs on the issue's examples and the examples that tell them apart; none when
-    the base tree gave no output for some example (the examples did not run there at all)."""
+    """The voters' outputs on the examples and the examples that tell them apart; none when the
+    base tree gave no output for some example (the examples did not run there at all). Once they
+    ran there, a voter's missing output (its run crashed, printed nothing, timed out, or reported a
+    snippet twice) is a value of its own, :data:`MISSING`: it disagrees with every other; only a
+    sandbox that could not start (``sandbox_error``) leaves a voter without outputs. An example the
+    base printed differently on its two runs (``unstable``) tells nobody apart."""
     base = (probes or {}).get("base")
     if not base or any(h is None for h in base):
         return {}, []
     found = (probes or {}).get("outputs") or {}
-    outs = {c: tuple(o) for c, o in found.items() if c in voters and len(o) == len(base)}
+    reasons = (probes or {}).get("reasons") or {}
+    outs: dict[str, tuple[str | None, ...]] = {}
+    for c in voters:
+        got = found.get(c)
+        if got is None or len(got) != len(base):
+            if reasons.get(c) == "sandbox_error":
+                continue
+            got = [None] * len(base)
+        outs[c] = tuple(
+            UNSTABLE if b == UNSTABLE else MISSING if h is None else h
+            for h, b in zip(got, base, strict=True)
+        )
     return outs, informative(outs, base)
 
 

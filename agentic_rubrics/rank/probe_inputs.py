@@ -33,7 +33,7 @@ MAX_SNIPPET_CHARS = 4000
 """Characters of one snippet; a longer one is dropped."""
 MAX_ISSUE_CHARS = 100_000
 """Characters of the issue read for examples."""
-_OPEN = re.compile(r"^[ \t]*(```|~~~)[ \t]*([\w+-]*)")
+_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+-]*)")
 _PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d+\]:)[ \t]?(.*)$")
 _ANY_PROMPT = re.compile(r"^[ \t]*(?:>>>|In \[\d+\]:)", re.M)
 _MORE = re.compile(r"^[ \t]*\.\.\.:?(?: (.*)|)$")
@@ -80,7 +80,7 @@ def _sessions(text: str) -> list[str]:
 def _parses(source: str) -> bool:
     try:
         ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return True
 
@@ -98,7 +98,7 @@ def _pieces(text: str) -> list[tuple[str | None, str]]:
             prose.append(lines[n])
             n += 1
             continue
-        end = next((j for j in range(n + 1, len(lines)) if lines[j].strip() == m.group(1)), None)
+        end = next((j for j in range(n + 1, len(lines)) if _closes(lines[j], m.group(1))), None)
         if end is None:
             prose += lines[n:]
             break
@@ -108,6 +108,12 @@ def _pieces(text: str) -> list[tuple[str | None, str]]:
         ]
         prose, n = [], end + 1
     return [*out, (None, "\n".join(prose))]
+
+
+def _closes(line: str, marker: str) -> bool:
+    """Whether ``line`` closes a fence opened with ``marker`` (the same character, as many or more)."""
+    bare = line.strip()
+    return len(bare) >= len(marker) and bare == marker[0] * len(bare)
 
 
 def issue_snippets(text: str) -> list[Snippet]:
@@ -120,11 +126,9 @@ def issue_snippets(text: str) -> list[Snippet]:
             found += [Snippet("session", s) for s in _sessions(body)]
         elif lang in _CODE_LANGS and body.strip() and _parses(body):
             found.append(Snippet("block", body))
-    kept: list[Snippet] = []
-    for snippet in found:
-        if len(snippet.source) <= MAX_SNIPPET_CHARS and snippet not in kept:
-            kept.append(snippet)
-    return kept[:MAX_SNIPPETS]
+    return list(dict.fromkeys(s for s in found if len(s.source) <= MAX_SNIPPET_CHARS))[
+        :MAX_SNIPPETS
+    ]
 
 
 MAX_TREE_FUNCTIONS = 6
@@ -146,35 +150,48 @@ def _module(path: str) -> str | None:
     return ".".join(parts) if parts and all(p.isidentifier() for p in parts) else None
 
 
-def _docstring(tree: Path, path: str, names: tuple[str, ...]) -> str | None:
-    """The docstring of the definition ``names`` (outermost first, the innermost decides) in the
-    base file ``path`` of ``tree``; ``None``: not found, not readable, or outside the tree."""
+MAX_LOOKUPS = 50
+"""Changed definitions looked up per pool (the ones most candidates change first)."""
+
+
+def _definitions(tree: Path, path: str) -> list[tuple[tuple[str, ...], str | None]] | None:
+    """Every definition of the base file ``path`` of ``tree`` (its name chain, outermost first)
+    with its docstring; ``None``: not a regular file inside the tree, too big, or not Python."""
     file = tree / path
     try:
         if file.is_symlink() or not file.resolve().is_relative_to(tree.resolve()):
             return None
-        if file.stat().st_size > MAX_FILE_BYTES:
+        if not file.is_file() or file.stat().st_size > MAX_FILE_BYTES:
             return None
         module = ast.parse(file.read_bytes())
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    found: list[tuple[tuple[str, ...], ast.AST]] = []
+    found: list[tuple[tuple[str, ...], str | None]] = []
     stack: list[tuple[tuple[str, ...], ast.AST]] = [((), module)]
     while stack:
         outer, node = stack.pop()
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 chain = (*outer, child.name)
-                if child.name == names[-1]:
-                    found.append((chain, child))
+                found.append((chain, ast.get_docstring(child, clean=True)))
                 stack.append((chain, child))
+    return found
+
+
+def _docstring(
+    defs: list[tuple[tuple[str, ...], str | None]], names: tuple[str, ...]
+) -> str | None:
+    """The docstring of the definition ``names`` (the innermost decides; a chain that ends as
+    ``names`` does is preferred, then the outermost)."""
+    found = [(chain, doc) for chain, doc in defs if chain[-1] == names[-1]]
     found.sort(key=lambda f: (f[0][-len(names) :] != names, len(f[0])))
-    return ast.get_docstring(found[0][1], clean=True) if found else None  # type: ignore[arg-type]
+    return found[0][1] if found else None
 
 
 def tree_snippets(tree: Path, patches: Iterable[str]) -> list[Snippet]:
     """The docstring examples of the definitions the candidates change (see the module's
-    docstring), as the base tree has them; a patch that does not parse adds none."""
+    docstring), as the base tree has them; a patch that does not parse adds none. Each file is read
+    once, at most :data:`MAX_LOOKUPS` definitions looked up."""
     counts: Counter[tuple[str, tuple[str, ...]]] = Counter()
     for patch in set(patches):
         try:
@@ -189,10 +206,17 @@ def tree_snippets(tree: Path, patches: Iterable[str]) -> list[Snippet]:
             if chain
         }
         counts.update(changed)
+    files_read: dict[str, list[tuple[tuple[str, ...], str | None]] | None] = {}
     out: list[Snippet] = []
-    for (path, names), _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        module, doc = _module(path), _docstring(tree, path, names)
-        if module is None or not doc:
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_LOOKUPS]
+    for (path, names), _ in ranked:
+        module = _module(path)
+        if module is None:
+            continue
+        if path not in files_read:
+            files_read[path] = _definitions(tree, path)
+        doc = _docstring(files_read[path] or [], names)
+        if not doc:
             continue
         try:
             examples = doctest.DocTestParser().get_examples(doc)
@@ -207,11 +231,13 @@ def tree_snippets(tree: Path, patches: Iterable[str]) -> list[Snippet]:
     return out
 
 
-def packages(tree: Path, snippets: Sequence[Snippet]) -> list[str]:
+def packages(tree: Path, snippets: Sequence[Snippet]) -> list[tuple[str, bool]]:
     """The tree's top-level packages (a folder with ``__init__.py`` at its root, ``src/`` layouts
-    too) the snippets name or run in; when they name none, every one (at most three)."""
-    text = " ".join(f"{s.source} {s.module.split('.')[0]}" for s in snippets)
-    words = set(re.findall(r"\b[A-Za-z_]\w*\b", text))
+    too) to import before the snippets, each with whether the issue's snippets name it (then the
+    examples cannot run without it); when they name none, every one (at most three), not needed.
+    A doctest snippet's module is imported by that snippet alone."""
+    issue = " ".join(s.source for s in snippets if s.kind != "doctest")
+    words = set(re.findall(r"\b[A-Za-z_]\w*\b", issue))
     roots = [tree, tree / "src"]
     found = sorted(
         d.name
@@ -223,5 +249,5 @@ def packages(tree: Path, snippets: Sequence[Snippet]) -> list[str]:
         and (d / "__init__.py").is_file()
         and d.name not in ("tests", "test", "doc", "docs")
     )
-    named = [n for n in found if n in words]
-    return named or found[:3]
+    named = [(n, True) for n in found if n in words]
+    return named or [(n, False) for n in found[:3]]

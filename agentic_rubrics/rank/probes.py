@@ -24,46 +24,63 @@ runner; only a candidate's own outputs can be forged that way, and it cannot see
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from agentic_rubrics.rank.probe_inputs import Snippet, packages
 
 SNIPPET_SECONDS = 10
-"""Seconds one snippet may run (``signal.alarm``); past it its output is ``timeout``."""
-PROBE_SOURCE = r'''
-import ast, contextlib, hashlib, importlib, io, json, os, re, signal, sys
+"""Seconds one snippet may run (``signal.alarm``); past it its output is ``@timeout``."""
+GRACE_SECONDS = 5
+"""Seconds after a snippet's alarm before the watchdog kills the runner (an alarm caught)."""
+START_SECONDS = 60
+"""Seconds the runner may take to import the issue's packages before the first snippet."""
+PROBE_SOURCE = r"""
+import ast, contextlib, hashlib, importlib, io, json, os, re, select, signal, sys, time
 sys.path.insert(0, os.getcwd())
-_out = os.fdopen(os.dup(1), "w")
 _ROOT = os.getcwd()
 _ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
+_FOUND = []
 def _norm(text):
     return _ADDR.sub("0x?", text.replace(_ROOT, "<tree>"))[-20000:]
-class _Late(Exception):
+class _Late(BaseException):
     pass
 def _alarm(*_):
     raise _Late()
-signal.signal(signal.SIGALRM, _alarm)
+def _fill(tree, space):
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    for name in sorted(names - set(space) - set(dir(__builtins__))):
+        for module in _FOUND:
+            for holder in (module, getattr(module, "abc", None)):
+                if holder is not None and hasattr(holder, name):
+                    space[name] = getattr(holder, name)
+                    break
+            if name in space:
+                break
 def _statement(kind, s, space, shown):
     tree = ast.parse(s)
-    _fill(tree, space, _FOUND)
+    _fill(tree, space)
     if kind != "block" and len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
         value = eval(compile(ast.Expression(tree.body[0].value), "<example>", "eval"), space)
         if value is not None:
             shown.append(repr(value))
     else:
         exec(compile(tree, "<example>", "exec"), space)
-def _run(kind, source, space):
+def _run(kind, source, module, space):
     shown = []
     buf = io.StringIO()
     statements = [source] if kind == "block" else source.split("\x00")
     signal.alarm(SECONDS)
     try:
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+            if kind == "doctest":
+                space = dict(vars(importlib.import_module(module)))
             for s in statements:
                 try:
                     _statement(kind, s, space, shown)
@@ -75,68 +92,102 @@ def _run(kind, source, space):
                     shown.append("@" + type(e).__name__ + ": " + str(e)[:500])
     except _Late:
         shown.append("@timeout")
+    except BaseException as e:
+        shown.append("@" + type(e).__name__)
     finally:
         signal.alarm(0)
     return _norm(buf.getvalue() + "\n".join(shown))
-def _namespace(kind, module, space):
-    """The namespace a snippet runs in: the session's, or a copy of its module's (doctest's way)."""
-    if kind != "doctest":
-        return space
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        return dict(vars(importlib.import_module(module)))
-def _fill(tree, space, found):
-    """Names the statement reads that nothing defines, from the tree's packages (as ``from pkg import
-    *`` would give them) or their ``abc`` module of example objects (``sympy.abc``)."""
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    for name in sorted(names - set(space) - set(dir(__builtins__))):
-        for module in found:
-            for holder in (module, getattr(module, "abc", None)):
-                if holder is not None and hasattr(holder, name):
-                    space[name] = getattr(holder, name)
-                    break
-            if name in space:
-                break
-def main():
-    given = json.loads(open(sys.argv[1], encoding="utf-8").read())
-    space = {"__name__": "__main__"}
-    found = []
-    for name in given["preload"]:
+def _child(given, w):
+    signal.signal(signal.SIGALRM, _alarm)
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    pipe = os.fdopen(w, "w")
+    for name, needed in given["preload"]:
         try:
             with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-                found.append(__import__(name))
-                try:
+                _FOUND.append(__import__(name))
+                with contextlib.suppress(BaseException):
                     __import__(name + ".abc")
-                except BaseException:
-                    pass
         except BaseException:
-            sys.exit(3)
-    space.update({m.__name__: m for m in found})
-    global _FOUND
-    _FOUND = found
-    snippets = given["snippets"]
-    for n, (kind, source, module) in enumerate(snippets):
-        try:
-            text = _run(kind, source, _namespace(kind, module, space))
-        except BaseException as e:
-            text = "@probe " + type(e).__name__
-        digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
-        _out.write("PROBE %d %s\n" % (n, digest))
-        _out.flush()
-_FOUND = []
+            if needed:
+                os._exit(3)
+    space = {"__name__": "__main__", **{m.__name__: m for m in _FOUND}}
+    pipe.write("ready\n")
+    pipe.flush()
+    for n, (kind, source, module) in enumerate(given["snippets"]):
+        text = _run(kind, source, module, space)
+        pipe.write("%d %s\n" % (n, hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]))
+        pipe.flush()
+    os._exit(0)
+def main():
+    given = json.loads(open(sys.argv[1], encoding="utf-8").read())
+    count = len(given["snippets"])
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        _child(given, w)
+    os.close(w)
+    late = hashlib.sha256(b"@timeout").hexdigest()[:16]
+    got, buf, done = {}, b"", 0
+    deadline = time.monotonic() + START
+    while done < count:
+        left = deadline - time.monotonic()
+        ready = select.select([r], [], [], max(left, 0))[0] if left > 0 else []
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            got.setdefault(done, []).append(late)
+            break
+        chunk = os.read(r, 65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            parts = line.decode("ascii", "replace").split(" ")
+            if parts == ["ready"]:
+                deadline = time.monotonic() + SECONDS + GRACE
+            elif len(parts) == 2 and parts[0].isdigit() and int(parts[0]) < count:
+                got.setdefault(int(parts[0]), []).append(parts[1])
+                done = max(done, int(parts[0]) + 1)
+                deadline = time.monotonic() + SECONDS + GRACE
+    with contextlib.suppress(BaseException):
+        os.kill(pid, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 3:
+        sys.exit(3)
+    for n in range(count):
+        if len(got.get(n, [])) == 1:
+            sys.stdout.write("PROBE %d %s\n" % (n, got[n][0]))
+    sys.stdout.write("PROBE_END %d\n" % len(got))
 main()
-'''
-"""The probe the sandbox runs (argument: a JSON file of the snippets and the tree's packages,
-:func:`packages`). The packages are imported first under their own names; a name a statement reads
-that nothing defines comes from them (as ``from pkg import *`` gives it) or from their ``abc`` module
-of example objects (``sympy.abc``), as an issue's example often assumes. A package that does not import
-ends the probe without outputs: on the base tree, the examples cannot run in this environment."""
+"""
+"""The probe the sandbox runs (argument: a JSON file of the snippets and the packages to import
+first, :func:`~agentic_rubrics.rank.probe_inputs.packages`). A watchdog process forks the one that runs
+the snippets, in order, and reads each snippet's hash from a pipe: a snippet that runs past its
+alarm (caught or not) is killed after :data:`GRACE_SECONDS` more, recorded ``@timeout``, and the ones
+after it get no output; a snippet reported twice keeps neither. Only the watchdog writes to the log.
+The runner's output and errors go nowhere. The packages the issue names are imported first under their
+own names (one that does not import ends the run without outputs: the examples cannot run in this
+environment); a name a statement reads that nothing defines comes from them (as ``from pkg import *``
+gives it) or from their ``abc`` module of example objects (``sympy.abc``); a doctest snippet runs in
+a copy of its module's namespace, imported under the snippet's alarm."""
 
 _LINE = re.compile(r"^PROBE ([0-9]+) ([0-9a-f]{16})$")
+_LINES = r"^PROBE( [0-9]+ [0-9a-f]{16}|_END [0-9]+)$"
+"""The log's lines the run keeps: each snippet's hash, and the watchdog's last line."""
+UNSTABLE = "unstable"
+"""A snippet's output where the base tree's two runs printed differently (no evidence anywhere)."""
 
 
 def probe_source() -> str:
     """:data:`PROBE_SOURCE` with its settings filled in."""
-    return PROBE_SOURCE.replace("SECONDS", str(SNIPPET_SECONDS))
+    return (
+        PROBE_SOURCE.replace("GRACE", str(GRACE_SECONDS))
+        .replace("START", str(START_SECONDS))
+        .replace("SECONDS", str(SNIPPET_SECONDS))
+    )
 
 
 def read_outputs(lines: Sequence[str], count: int) -> tuple[str | None, ...]:
@@ -202,7 +253,8 @@ class PoolOutputs:
 
 
 def _probe_lines(lines: str) -> dict[str, Any]:
-    return {line.strip(): "passed" for line in lines.splitlines() if _LINE.match(line.strip())}
+    kept = re.compile(_LINES)
+    return {line.strip(): "passed" for line in lines.splitlines() if kept.match(line.strip())}
 
 
 async def probe_pool(
@@ -212,52 +264,67 @@ async def probe_pool(
     *,
     python: str,
     read_only: Mapping[str, Path] | None = None,
-    timeout_s: float | None = None,
+    limits: Any = None,
+    slot: Callable[[], AbstractAsyncContextManager[Any]] | None = None,
 ) -> PoolOutputs:
-    """The probe on the base tree and on each candidate's tree (``tree``: a
+    """The probe on the base tree (twice: a snippet whose output differs between the two runs is
+    no evidence) and on each candidate's tree (``tree``: a
     :class:`~agentic_rubrics.sandbox.testrun.PreparedTree`'s path, never modified), one sandbox run
-    each, in order (the caller bounds how many pools run at once)."""
+    each, in order, each in one of the caller's sandbox ``slot``\\s; ``limits``: the sandbox's
+    (:class:`~agentic_rubrics.sandbox.testrun.ExecLimits`; its timeout is the probe's own)."""
     from agentic_rubrics.sandbox.testrun import ExecLimits, RunCommand, run_tests
     from agentic_rubrics.test_infra import GRADED_FOLDER
 
     if not snippets:
         return PoolOutputs(base=None, reasons={"base": "no_examples"})
-
     given = {
         "preload": packages(tree, snippets),
         "snippets": [[s.kind, s.source, s.module] for s in snippets],
     }
-    files = {
-        "probe.py": probe_source().encode(),
-        "snippets.json": json.dumps(given).encode(),
-    }
+    files = {"probe.py": probe_source().encode(), "snippets.json": json.dumps(given).encode()}
     folder = GRADED_FOLDER
     command = RunCommand(
         f"PYTHONHASHSEED=0 {python} -B {folder}/probe.py {folder}/snippets.json",
-        lines=_LINE.pattern,
+        lines=_LINES,
         parse=_probe_lines,
         not_loaded=lambda name: False,
     )
-    limits = ExecLimits(timeout_s=timeout_s or SNIPPET_SECONDS * len(snippets) + 30.0)
+    bound = (SNIPPET_SECONDS + GRACE_SECONDS) * len(snippets) + START_SECONDS + 30.0
+    limits = replace(limits or ExecLimits(), timeout_s=bound)
     found = PoolOutputs(base=None)
-    for cid, patch in [("base", ""), *patches.items()]:
-        run = await run_tests(
-            tree,
-            patch,
-            files,
-            python=python,
-            limits=limits,
-            command=command,
-            read_only=dict(read_only or {}),
-            folder=folder,
-        )
+    runs: dict[str, tuple[str | None, ...]] = {}
+    for cid, patch in [("base", ""), ("base-again", ""), *patches.items()]:
+        async with slot() if slot is not None else contextlib.nullcontext():
+            run = await run_tests(
+                tree,
+                patch,
+                files,
+                python=python,
+                limits=limits,
+                command=command,
+                read_only=dict(read_only or {}),
+                folder=folder,
+            )
         found.cpu_s += run.cpu_s or 0.0
-        if run.reason is not None or not run.outcomes:
+        if run.reason is not None or not any(k.startswith("PROBE_END") for k in run.outcomes):
             found.reasons[cid] = run.reason or "no_outputs"
-            continue
-        outputs = read_outputs(list(run.outcomes), len(snippets))
-        if cid == "base":
-            found.base = outputs
         else:
-            found.outputs[cid] = outputs
+            runs[cid] = read_outputs(list(run.outcomes), len(snippets))
+    return _stable(found, runs)
+
+
+def _stable(found: PoolOutputs, runs: dict[str, tuple[str | None, ...]]) -> PoolOutputs:
+    """``found`` with the base's outputs from its two runs: a snippet they differ on is
+    :data:`UNSTABLE` on every tree (no evidence); the candidates' outputs beside."""
+    base, again = runs.pop("base", None), runs.pop("base-again", None)
+    if base is not None and again is not None:
+        stable = [a if a == b else UNSTABLE for a, b in zip(base, again, strict=True)]
+        found.base = tuple(stable)
+        found.outputs = {
+            c: tuple(UNSTABLE if s == UNSTABLE else o for o, s in zip(out, stable, strict=True))
+            for c, out in runs.items()
+        }
+    found.reasons.pop("base-again", None)
+    if found.base is None and "base" not in found.reasons:
+        found.reasons["base"] = "base_runs_differ_in_whether_they_ran"
     return found

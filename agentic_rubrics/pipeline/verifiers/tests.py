@@ -121,6 +121,18 @@ class TestsSettings(VerifierSettings):
         written = config.explorer.model_commands and self.tests_dir is None
         return ["tests_agent"] if written else []
 
+    def probe_environment(self) -> dict[str, Any]:
+        """What the examples ``consensus_probes`` runs print can depend on (the run's hash holds it
+        when that option is set): the interpreter or the specs' environments, the sandbox's limits,
+        docker (under which they do not run); not how tests are graded."""
+        own = self.tests
+        return {
+            "python": own.python,
+            "env_specs": {k: v.model_dump(mode="json") for k, v in (own.env_specs or {}).items()},
+            "limits": [own.max_memory_mib, own.max_processes, own.max_write_mib],
+            "docker": own.docker is not None,
+        }
+
     def hashed(self, data: dict[str, Any]) -> dict[str, Any]:
         # where venvs are kept never changes a result; no spec hashes as before specs were a setting
         data["tests"].pop("env_cache", None)
