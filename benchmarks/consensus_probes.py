@@ -88,7 +88,7 @@ def probe_task(task: Any, tree: Path, spec: Any, env_cache: Path) -> dict[str, A
         "reasons": found.reasons,
         "cpu_s": round(found.cpu_s, 3),
         "seconds": round(time.monotonic() - started, 2),
-        "runs": len(distinct) + 1,
+        "runs": len(distinct) + 2,  # the base runs twice
     }
 
 

@@ -2,7 +2,8 @@
 
 Fixes written differently print the same for the issue's example and support each other in
 behaviour_consensus even when their code shares no line; a no-op prints what the base prints; a
-snippet that prints the same everywhere is no evidence; a forged output line keeps nothing."""
+snippet that prints the same everywhere (or differently on the base's two runs) is no evidence; what a
+candidate writes to its output goes nowhere; a hang is killed; a crash disagrees with everything."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from agentic_rubrics.rank.probe_inputs import (
     tree_snippets,
 )
 from agentic_rubrics.rank.probes import (
+    MISSING,
     UNSTABLE,
     informative,
     output_agreement,
@@ -82,6 +84,8 @@ def test_only_outputs_that_differ_somewhere_are_evidence_and_only_changes_agree(
     assert output_agreement((None, "x"), ("b", "x"), base, [0]) is None
     # both print what the base prints: no agreement on a fix, no disagreement either
     assert output_agreement(("a", "x"), ("a", "x"), base, [0, 1]) is None
+    # two runs that gave nothing do not agree with each other
+    assert output_agreement((MISSING, "x"), (MISSING, "x"), base, [0]) == 0.0
 
 
 def _sig(*lines: str) -> Signature:

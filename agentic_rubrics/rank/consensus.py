@@ -40,14 +40,12 @@ from typing import Any
 
 from agentic_rubrics.exceptions import PatchParseError
 from agentic_rubrics.patch import ChangedFile, is_empty_patch, parse_patch
-from agentic_rubrics.rank.probes import UNSTABLE, informative, output_agreement
+from agentic_rubrics.rank.probes import MISSING, UNSTABLE, informative, output_agreement
 from agentic_rubrics.rubric.behaviour import program_file
 
 _TOKEN = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#.*|\w+|\S""")
 """A line's tokens: a one-line string literal (with its prefix), a comment, a word or number, any other
 character; linear (no nested repetition)."""
-MISSING = "missing"
-"""A voter's output on an example where its run gave none (see :func:`_voter_outputs`)."""
 MAX_SIGNATURE_LINES = 10_000
 """Signature lines kept per candidate (the first ones), as self-consistency caps changed lines."""
 

@@ -1,25 +1,29 @@
-"""Outputs on the issue's own inputs: what each candidate's tree prints for the examples the issue shows.
+"""Outputs on examples: what each candidate's tree prints for the issue's examples and the changed
+definitions' own.
 
 Behaviour consensus (:mod:`agentic_rubrics.rank.consensus`) reads what a change does from its code;
-where the task's tree imports in an environment, it can also read what the change *does*: the issue's
-examples run on each candidate's tree, in the sandbox of the tests verifier (no network, bounded), and
-candidates that print the same for every example agree.
+where the task's tree imports in an environment, it can also read what the change *does*: examples run
+on each candidate's tree, in the sandbox of the tests verifier (no network, bounded), and candidates
+that print the same agree.
 
 1. **Inputs** (:mod:`agentic_rubrics.rank.probe_inputs`): the issue's examples and the changed
    definitions' own docstring examples.
-2. **One run per candidate** (:data:`PROBE_SOURCE`, standard library only): every snippet in order in
-   one namespace (as a user pastes them into one session), each under its own alarm
-   (:data:`SNIPPET_SECONDS`); a session's expressions recorded as the REPL shows them (``repr``), a
-   block's printed output, an exception as its type and message. Memory addresses and the tree's path
-   are blanked, ``PYTHONHASHSEED`` is fixed; each snippet's output is hashed: only hashes leave the
-   sandbox (``PROBE <n> <hash>`` lines).
-3. **The base tree runs the same way**; a snippet whose output is the same on every tree it ran on is
-   not evidence, and a candidate's outputs are kept only when the base run gave an output for every
-   snippet (otherwise the snippets did not run at all: an import the environment lacks).
+2. **One run per candidate** (:data:`PROBE_SOURCE`, standard library only): a watchdog forks the
+   runner and is the only writer of the log; the runner runs the snippets in order (the issue's in
+   one namespace, as a user pastes them into one session; a docstring's in a copy of its module's),
+   each under its own alarm (:data:`SNIPPET_SECONDS`), and is killed :data:`GRACE_SECONDS` past an
+   alarm it caught; a statement's value recorded as the REPL shows it (``repr``), a block's printed
+   output, an exception as its type and message. Memory addresses and the tree's path are blanked,
+   ``PYTHONHASHSEED`` is fixed; each snippet's output is hashed: only hashes leave the sandbox
+   (``PROBE <n> <hash>`` lines, then ``PROBE_END``).
+3. **The base tree runs twice**: a snippet the two runs print differently on is :data:`UNSTABLE` on
+   every tree; one that prints the same on every tree is no evidence either; and no outputs count
+   unless the base gave one for every snippet (otherwise they did not run at all: an import the
+   environment lacks).
 
 What it is not: a test. No output is known to be right; consensus counts which candidates print the
-same. Code under test runs in the probe's process and could print anything, as under every test
-runner; only a candidate's own outputs can be forged that way, and it cannot see the others'.
+same. Code under test runs in the runner's process: code written against the probe could fake its own
+outputs, as it could pass a test, but it cannot see the others'.
 """
 
 from __future__ import annotations
@@ -177,6 +181,9 @@ a copy of its module's namespace, imported under the snippet's alarm."""
 _LINE = re.compile(r"^PROBE ([0-9]+) ([0-9a-f]{16})$")
 _LINES = r"^PROBE( [0-9]+ [0-9a-f]{16}|_END [0-9]+)$"
 """The log's lines the run keeps: each snippet's hash, and the watchdog's last line."""
+MISSING = "missing"
+"""A candidate's output on an example where its run gave none, once the base's count
+(:func:`agentic_rubrics.rank.consensus._voter_outputs`): it agrees with nothing, itself included."""
 UNSTABLE = "unstable"
 """A snippet's output where the base tree's two runs printed differently (no evidence anywhere)."""
 
@@ -225,12 +232,12 @@ def output_agreement(
     """How far ``a`` and ``b`` agree in what they change of the examples' outputs: of the snippets
     ``over`` on which either prints otherwise than the base tree, the fraction on which both print the
     same (``None``: neither changes any output there — printing what the base prints is no agreement
-    on a fix)."""
+    on a fix); two :data:`MISSING` outputs do not agree (two crashes are not one fix)."""
     both = [n for n in over if a[n] is not None and b[n] is not None]
     changed = [n for n in both if a[n] != base[n] or b[n] != base[n]]
     if not changed:
         return None
-    return sum(1 for n in changed if a[n] == b[n]) / len(changed)
+    return sum(1 for n in changed if a[n] == b[n] != MISSING) / len(changed)
 
 
 @dataclass
