@@ -134,6 +134,15 @@ STATS = (
 )
 
 
+FIX_IF = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
+
+
+def _stats_tree(root: Path, source: str) -> None:
+    """A one-package tree: ``stats/__init__.py`` holding ``source``."""
+    (root / "stats").mkdir(parents=True)
+    (root / "stats" / "__init__.py").write_text(source)
+
+
 def _diff(new: str) -> str:
     old = STATS.splitlines()
     return (
@@ -159,12 +168,9 @@ def test_the_probe_runs_the_issue_s_examples_on_each_tree_in_the_sandbox(
 
     monkeypatch.setattr(probes, "SNIPPET_SECONDS", 2)
     monkeypatch.setattr(probes, "GRACE_SECONDS", 1)
-    (tmp_path / "repo" / "stats").mkdir(parents=True)
-    (tmp_path / "repo" / "stats" / "__init__.py").write_text(STATS)
+    _stats_tree(tmp_path / "repo", STATS)
     patches = {
-        "fix_if": _diff(
-            "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
-        ),
+        "fix_if": _diff(FIX_IF),
         "fix_or": _diff("def mean(values):\n    return sum(values) / (len(values) or 1) * 1.0\n"),
         "no_op": _diff("def mean(xs):\n    pass\n    return sum(xs) / len(xs)\n"),
         "forger": _diff(
@@ -219,12 +225,9 @@ def test_a_run_with_consensus_probes_picks_the_fixes_the_examples_agree_on(tmp_p
     from agentic_rubrics.runfolder.folder import RunFolder
     from agentic_rubrics.types import Candidate, Task
 
-    (tmp_path / "repo" / "stats").mkdir(parents=True)
-    (tmp_path / "repo" / "stats" / "__init__.py").write_text(STATS)
+    _stats_tree(tmp_path / "repo", STATS)
     patches = {
-        "fix_if": _diff(
-            "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n"
-        ),
+        "fix_if": _diff(FIX_IF),
         "fix_or": _diff("def mean(xs):\n    return sum(xs) / (len(xs) or 1)\n"),
         "wrong_1": _diff(WRONG_1),
         "wrong_2": _diff(WRONG_2),
@@ -233,8 +236,7 @@ def test_a_run_with_consensus_probes_picks_the_fixes_the_examples_agree_on(tmp_p
         instance_id="stats-1", problem_statement=ISSUE, repo_path=str(tmp_path / "repo"),
         candidates=[Candidate(id=c, patch=p) for c, p in patches.items()],
     )  # fmt: skip
-    (tmp_path / "plain" / "stats").mkdir(parents=True)
-    (tmp_path / "plain" / "stats" / "__init__.py").write_text(STATS.replace(">>>", "::"))
+    _stats_tree(tmp_path / "plain", STATS.replace(">>>", "::"))
     hostile = Task(
         instance_id="stats-2", problem_statement=">>> " + "-" * 5000 + "1\nno example here",
         repo_path=str(tmp_path / "plain"),

@@ -82,8 +82,9 @@ class RunOptions(ModelOptions, VerifierOptions):
         bool,
         typer.Option(
             "--consensus-probes",
-            help="behaviour_consensus also runs the issue's examples on each candidate's tree"
-            " (bubblewrap, the tests' environment: --test-python, --test-env-spec).",
+            help="behaviour_consensus also runs the issue's and the changed functions' examples on"
+            " each candidate's tree (bubblewrap, the tests' environment: --test-python,"
+            " --test-env-spec).",
         ),
         Sets("consensus_probes", convert=on_only),
     ] = False

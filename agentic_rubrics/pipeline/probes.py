@@ -3,9 +3,10 @@
 
 Where the tests verifier's tests run in bubblewrap — the task's tree copied once, the Python its spec
 builds or ``tests.python`` (:class:`~agentic_rubrics.pipeline.verifiers.tests_tree.TaskTree`) — the
-probe of :mod:`agentic_rubrics.rank.probes` (its inputs: :mod:`agentic_rubrics.rank.probe_inputs`) runs once on the base tree and once per distinct patch,
-each run one of the run's sandbox slots. What comes back is hashes of outputs, or the reason there are
-none (``no_examples``, ``docker_not_supported``, ``no_repository``, ``env_build_failed``, ...); the
+probe of :mod:`agentic_rubrics.rank.probes` (its inputs: :mod:`agentic_rubrics.rank.probe_inputs`)
+runs twice on the base tree and once per distinct patch, each run one of the run's sandbox slots. What comes back is hashes of outputs, or the reason there are
+none (``no_examples``, ``docker_not_supported``, ``no_repository``, ``env_build_failed``,
+``sandbox_error``, ``probe_error``, ...); the
 consensus record stores only how many candidates were probed and how many examples told them apart.
 """
 
