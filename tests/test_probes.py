@@ -8,6 +8,7 @@ candidate writes to its output goes nowhere; a hang is killed; a crash disagrees
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from pathlib import Path
 
@@ -316,3 +317,36 @@ def test_the_changed_definitions_own_examples_come_from_the_base_tree(tmp_path: 
         Snippet("doctest", "K().g()", "pkg.mod"),
     ]
     assert packages(tmp_path, found) == [("pkg", False)]  # a doctest imports its module itself
+
+
+def test_probes_that_run_nowhere_end_the_run_with_the_reason(tmp_path: Path) -> None:
+    """Asked for, and the environment cannot run them on any task: the report says so and the run
+    exits 1; a task without examples is no failure."""
+    from typer.testing import CliRunner
+
+    from agentic_rubrics.cli.app import app
+    from agentic_rubrics.types import Candidate, Task
+
+    _stats_tree(tmp_path / "repo", STATS)
+    task = Task(
+        instance_id="stats-1", problem_statement=ISSUE, repo_path=str(tmp_path / "repo"),
+        candidates=[Candidate(id="a", patch=_diff(FIX_IF)), Candidate(id="b", patch=_diff(WRONG_1))],
+    )  # fmt: skip
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(task.model_dump_json() + "\n")
+    common = ["run", "--tasks", str(tasks), "--consensus-probes", "--no-trajectories", "-q"]
+    bad = [*common, "--out", str(tmp_path / "bad"), "--test-python", str(tmp_path / "no-python")]
+    done = CliRunner().invoke(app, bad)
+    assert done.exit_code == 1, done.output
+    report = json.loads((tmp_path / "bad" / "report.json").read_text())
+    assert report["probes"] == {
+        "tasks": 1, "ran": 0, "informative": 0, "reasons": {"interpreter_unusable": 1}
+    }  # fmt: skip
+    assert "consensus_probes ran the examples on no task" in report["problems"]["fatal"][0]
+    plain = json.loads(task.model_dump_json())
+    plain["problem_statement"] = "mean is wrong"
+    (tmp_path / "repo" / "stats" / "__init__.py").write_text(STATS.replace(">>>", "::"))
+    tasks.write_text(json.dumps(plain) + "\n")
+    done = CliRunner().invoke(app, [*common, "--out", str(tmp_path / "none")])
+    report = json.loads((tmp_path / "none" / "report.json").read_text())
+    assert report["probes"]["reasons"] == {"no_examples": 1} and not report["problems"]["fatal"]

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,8 @@ from agentic_rubrics.patch import ChangedFile, is_empty_patch, parse_patch
 from agentic_rubrics.rank.probes import MISSING, UNSTABLE, informative, output_agreement
 from agentic_rubrics.rubric.behaviour import program_file
 
+KEY = "behaviour_consensus"
+"""The key of each task's consensus record among its selectors' features."""
 _TOKEN = re.compile(r"""[rRbBuUfF]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|#.*|\w+|\S""")
 """A line's tokens: a one-line string literal (with its prefix), a comment, a word or number, any other
 character; linear (no nested repetition)."""
@@ -227,3 +229,19 @@ def consensus_record(
     and the outputs on the issue's examples when they ran."""
     signatures = {c: signature(p, rows.get(c)) for c, p in patches.items()}
     return consensus(signatures, agreement, probes)
+
+
+def probes_summary(stored: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """What the report says of ``consensus_probes``: the tasks whose consensus record tried the
+    examples, on how many they ran (no ``probes_reason``) and told candidates apart, and the reasons
+    they did not run; ``None`` when no task tried them."""
+    records = [b[KEY] for b in stored if isinstance(b.get(KEY), dict) and "probed" in b[KEY]]
+    if not records:
+        return None
+    reasons = Counter(str(r["probes_reason"]) for r in records if "probes_reason" in r)
+    return {
+        "tasks": len(records),
+        "ran": sum(1 for r in records if "probes_reason" not in r),
+        "informative": sum(1 for r in records if r.get("informative")),
+        "reasons": dict(sorted(reasons.items())),
+    }

@@ -16,6 +16,7 @@ from agentic_rubrics.datasets.labels import Labels, default_labels
 from agentic_rubrics.exceptions import ConfigError, DataError, RubricError
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.agreement import similarity_summary
+from agentic_rubrics.rank.consensus import probes_summary
 from agentic_rubrics.rank.intervals import Intervals
 from agentic_rubrics.rank.scoring import DecisionPolicy, score_candidate
 from agentic_rubrics.rank.selectors import check_names, fitted_weights, get_selector
@@ -207,6 +208,7 @@ def build_report_and_results(
         "cost": run_cost(folder.spend_path, results, cfg.max_cost_usd),
         "verifiers": verifier_summary(results, recorded.verifier_entries()),
         "similarity": similarity_summary(t.progress.baselines for t in results),
+        "probes": probes_summary(t.progress.baselines for t in results),
         "comparisons": compare(labelled, chosen, ks, cis) if labelled and ks else None,
         "verdicts_changed": sorted(t.instance_id for t in results if t.verdicts_changed),
         "tasks": [_task_summary(t, chosen) for t in results],

@@ -208,6 +208,20 @@ def _tests_failures(report: Report, out: Problems) -> None:
             )
 
 
+def _probes_failures(report: Report, out: Problems) -> None:
+    """``consensus_probes`` run on no task (fatal) or not on all (no example: no failure)."""
+    found = report.probes
+    failed = {k: v for k, v in ((found or {}).get("reasons") or {}).items() if k != "no_examples"}
+    if found and failed and not found["ran"]:
+        out.fatal.append(
+            f"consensus_probes ran the examples on no task ({found['tasks']} tasks:"
+            f" {_counts(failed)}). They run where the tests verifier's tests run (--test-python, --test-env-spec; not"
+            " under --test-docker); behaviour_consensus ranked from the code alone."
+        )
+    elif failed:
+        out.warnings.append(f"consensus_probes did not run the examples on: {_counts(failed)}")
+
+
 def _examples_text(examples: dict[str, str]) -> str:
     """What the explorer did, per reason (empty when it was no model explorer)."""
     return "".join(f" {reason}: {text}." for reason, text in sorted(examples.items()))
@@ -227,6 +241,7 @@ def diagnose(report: Report) -> Problems:
     failed_rubrics = Counter({k: v for k, v in report.rubrics.failed.items() if k != NOT_ASKED})
     _phase_failures(report, model_missing, failed_rubrics, out)
     _tests_failures(report, out)
+    _probes_failures(report, out)
     _analysis_failures(report, out)
     _partial_failures(report, model_missing, failed_rubrics, out)
     _trust_warnings(report, out)

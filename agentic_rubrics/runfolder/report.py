@@ -376,6 +376,8 @@ class Report(JsonView, _Part):
     """The run's model use."""
     similarity: Similarity | None
     """How agreement was measured (``None``: no task recorded it)."""
+    probes: dict[str, Any] | None = None
+    """``consensus_probes``: ``tasks``, ``ran``, ``informative``, ``reasons`` (only when set)."""
     tasks: list[TaskSummary]
     """Each finished task."""
     comparisons: Comparisons | None = None
@@ -388,6 +390,7 @@ class Report(JsonView, _Part):
     """The plots' paths, relative to the run folder."""
 
     def to_json(self) -> dict[str, Any]:
-        """report.json's content (``verifiers`` only when a verifier other than the rubric ran)."""
+        """report.json's content (``verifiers`` only when a verifier other than the rubric ran,
+        ``probes`` only when a run tried them)."""
         out = self.model_dump(mode="json", by_alias=True)
-        return out if out.get("verifiers") else {k: v for k, v in out.items() if k != "verifiers"}
+        return {k: v for k, v in out.items() if k not in ("verifiers", "probes") or v}

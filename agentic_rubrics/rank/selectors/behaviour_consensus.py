@@ -10,12 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from agentic_rubrics.rank.agreement import line_agreement
-from agentic_rubrics.rank.consensus import consensus_record
+from agentic_rubrics.rank.consensus import KEY, consensus_record
 from agentic_rubrics.rank.content import post_row
 from agentic_rubrics.rank.selectors import BaseSelector, FeatureInput, Ranking, RankingInput, stored
-
-KEY = "behaviour_consensus"
-"""The key of each task's consensus record in ``baselines``."""
 
 
 class BehaviourConsensusSelector(BaseSelector):
