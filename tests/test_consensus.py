@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from agentic_rubrics.datasets.repos import RepoTree
 from agentic_rubrics.rank.agreement import line_agreement
 from agentic_rubrics.rank.consensus import Signature, consensus, consensus_record, signature
 from agentic_rubrics.rank.content import post_row
 from agentic_rubrics.rank.rerank import select
 from agentic_rubrics.rank.selectors import FeatureInput, get_selector
-from agentic_rubrics.rubric.checks_repo import RepoAnalyses
+from agentic_rubrics.rubric.checks_repo import RepoAnalyses, repo_analyses
 from agentic_rubrics.rubric.postimage import analyze_patch
 from agentic_rubrics.rubric.postimage.behaviour import compare
 from agentic_rubrics.types import Candidate, Task
@@ -196,3 +197,38 @@ def test_the_selector_reads_the_judge_s_analyses_and_stores_no_code(git_repo: Ma
     assert _top(ranking) in ("a1", "a2")
     values = selector.values(Stored(), ranking)  # type: ignore[arg-type]
     assert values["a1"] == values["a2"] > values["b1"]
+
+
+def test_on_an_approximate_tree_a_patch_that_does_not_apply_is_read_from_its_diff(
+    git_repo: MakeRepo,
+) -> None:
+    """A release standing in for the base commit (``repos.approximate_trees``) is not the tree the
+    candidates were written against: failing to apply there says nothing of them, so their diff
+    stands in (both tree-aware selectors read the same rows); on the base commit they rank below."""
+    repo, diff = git_repo({"pkg/__init__.py": "", "pkg/mod.py": MOD})
+    patches = _diffs(repo, diff, {"a1": FIX, **OTHERS})
+    # the fix written against another version of the file: a line it removes is not in this one
+    patches["s"] = patches["a1"].replace(
+        "     return total\n", "-    return totals\n+    return total\n"
+    )
+    failed = analyze_patch(repo, patches["s"])
+    assert not failed.applied
+    assert post_row(failed, approximate=False) == post_row(failed) != None  # noqa: E711
+    assert post_row(failed, approximate=True) is None
+    task = Task(instance_id="t-1", problem_statement="total_of goes negative",
+                candidates=[Candidate(id=c, patch=p) for c, p in patches.items()])  # fmt: skip
+    tiers = {}
+    for approximate in (False, True):
+        given = FeatureInput(task, None, RepoAnalyses(repo, approximate=approximate))
+        record = asyncio.run(get_selector("behaviour_consensus").features(given))[
+            "behaviour_consensus"
+        ]
+        content = asyncio.run(get_selector("offline_content").features(given))["content_features"]
+        tiers[approximate] = (record["support"]["s"] >= 2, content["s"]["not_applied"])
+    assert tiers == {False: (False, 1.0), True: (True, 0.0)}
+    # a run's analyses know their tree is one (``repos.approximate_trees``' trees are)
+    for source in ("approximate", "cache"):
+        tree = RepoTree(repo, source, "o/n", "abc", None, True, "none", 0.0)  # type: ignore[arg-type]
+        found = asyncio.run(repo_analyses(task, None, lambda _, t=tree: t, always=True))
+        assert found is not None and found.root == repo
+        assert found.approximate is (source == "approximate")

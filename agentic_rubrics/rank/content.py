@@ -77,11 +77,15 @@ WEIGHTS_FILE = Path(__file__).with_name("content_weights.json")
 """The shipped weights of ``offline_content``, with their provenance."""
 
 
-def post_row(result: PostimageResult | None) -> dict[str, Any] | None:
+def post_row(result: PostimageResult | None, approximate: bool = False) -> dict[str, Any] | None:
     """What the content features and behaviour consensus read of one post-image analysis (``None``:
     no analysis, or one that could not be attempted, e.g. it timed out: then the diff stands in).
-    Names and hashes only, never contents."""
+    ``approximate``: the tree is a release standing in for the base commit
+    (:mod:`agentic_rubrics.datasets.sdist_trees`); a patch that does not apply to it says nothing
+    of the base commit, so the diff stands in for it too. Names and hashes only, never contents."""
     if result is None or result.apply.method == "not_attempted":
+        return None
+    if approximate and not result.applied:
         return None
     cats = result.introduced_by_category()
     funcs = sorted(

@@ -26,9 +26,10 @@ class BehaviourConsensusSelector(BaseSelector):
         """The consensus record (ranks, supports, counts: no patch text, no output)."""
         agreement, _ = given.once(line_agreement)  # shared with self_consistency
         rows: dict[str, dict[str, Any] | None] = {}
+        approximate = given.repository is not None and given.repository.approximate
         for c in given.task.candidates:  # each analysis is shared with the other selectors
             result = await given.repository.analysis(c.patch) if given.repository else None
-            rows[c.id] = post_row(result)
+            rows[c.id] = post_row(result, approximate)
         return {KEY: consensus_record(given.patches, rows, agreement, given.probes)}
 
     def ranking(self, task: RankingInput) -> Ranking:

@@ -43,9 +43,10 @@ class OfflineContentSelector(BaseSelector):
         agreement, _ = given.once(line_agreement)  # shared with self_consistency and offline
         post: dict[str, dict[str, Any] | None] = {}
         tree = given.repository is not None and given.repository.root is not None
+        approximate = given.repository is not None and given.repository.approximate
         for c in given.task.candidates:
             result = await given.repository.analysis(c.patch) if given.repository else None
-            post[c.id] = post_row(result)
+            post[c.id] = post_row(result, approximate)
         return {
             "content_features": content_features(given.patches, post, agreement),
             "content_postimage": {
