@@ -38,12 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from choose_methods import METHODS
-from content_features import post_rows
+from content_features import post_rows, task_trees
 from content_rerank import MIN_SLICE_POOLS, build, slice_families, slice_pools
 from default_ranking import DEFAULT
 
-from agentic_rubrics.datasets.repos import RepoCache
-from agentic_rubrics.datasets.repos_config import RepoConfig
 from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.rank import metrics
@@ -67,7 +65,9 @@ SELECTOR_OF = {
 """The library's name for what each method measures (``fit``: the procedure of ``agentic-rubrics fit``)."""
 
 
-def load_file(data: Path, work: Path, repo_url: str, repo_cache: Path | None) -> tuple[list, dict]:
+def load_file(
+    data: Path, work: Path, repo_url: str, repo_cache: Path | None, approximate: str = "none"
+) -> tuple[list, dict]:
     """A development file's pools as ``swebench_rerank.py --content --work WORK`` left them."""
     static, grounded_dir = work / "static", work / "static_grounded"
     for folder in (static, grounded_dir):
@@ -84,14 +84,15 @@ def load_file(data: Path, work: Path, repo_url: str, repo_cache: Path | None) ->
     grounded = load_results(RunFolder(grounded_dir), policy=config.policy, selectors=names, seed=0)
     kept = {t.instance_id for t in issue}
     tasks = [t for t in pool.tasks if t.instance_id in kept]
-    cache = RepoCache.from_config(RepoConfig(url_template=repo_url, cache_dir=repo_cache))
-    rows, missing, _ = post_rows(tasks, cache, work / "content_rows.jsonl")
+    trees = task_trees(data, repo_url, repo_cache, approximate)
+    rows, missing, approx, _ = post_rows(tasks, trees, work / "content_rows.jsonl")
     insts = build(
         tasks,
         {t.instance_id: t for t in issue},
         {t.instance_id: t for t in grounded if t.labelled},
         rows,
-        {t.instance_id for t in tasks} - set(missing),
+        {t.instance_id for t in tasks} - set(missing) - approx,
+        frozenset(approx),
     )
     return insts, {t.instance_id: t.problem_statement for t in tasks}
 
@@ -215,6 +216,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.add_argument(f"--{name}-work", type=Path, required=True, help="its WORK folder")
     parser.add_argument("--repo-url", required=True, help="the template the WORK folders used")
     parser.add_argument("--repo-cache", type=Path)
+    parser.add_argument(
+        "--approximate-trees",
+        default="none",
+        choices=("none", "nearest", "first", "last", "previous"),
+        help="as swebench_rerank.py's: post-image rows on a release sdist where Django cannot be had",
+    )
     parser.add_argument("--out", type=Path, help="write results.json here")
     parser.add_argument(
         "--write-evidence",
@@ -226,7 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     files = {
         name: load_file(
-            getattr(args, name), getattr(args, f"{name}_work"), args.repo_url, args.repo_cache
+            getattr(args, name),
+            getattr(args, f"{name}_work"),
+            args.repo_url,
+            args.repo_cache,
+            args.approximate_trees,
         )
         for name in ("lite", "verified")
     }
@@ -246,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
                 "sha256": hashlib.sha256(getattr(args, name).read_bytes()).hexdigest(),
                 "instances": len(files[name][0]),
                 "with_repository": sum(1 for i in files[name][0] if i.has_repo),
+                "approximate_tree": sum(1 for i in files[name][0] if i.approximate_tree),
             }
             for name in files
         },

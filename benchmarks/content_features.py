@@ -19,12 +19,11 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from agentic_rubrics.datasets.repos import RepoCache
 from agentic_rubrics.exceptions import RepoError
 from agentic_rubrics.rank.content import (
     CONTENT_FEATURES,
@@ -35,7 +34,14 @@ from agentic_rubrics.rank.content import (
 )
 from agentic_rubrics.rubric.postimage import analyze_patch
 
-__all__ = ["CONTENT_FEATURES", "CONTENT_GROUPS", "patch_key", "pool_features", "post_rows"]
+__all__ = [
+    "CONTENT_FEATURES",
+    "CONTENT_GROUPS",
+    "patch_key",
+    "pool_features",
+    "post_rows",
+    "task_trees",
+]
 
 
 def patch_key(instance_id: str, patch: str) -> str:
@@ -43,53 +49,105 @@ def patch_key(instance_id: str, patch: str) -> str:
     return f"{instance_id}:{digest}"
 
 
-def _row(patch: str, tree: Path) -> dict[str, Any] | None:
-    return post_row(analyze_patch(tree, patch))
+TreeOf = Callable[[Any], tuple[Path, str | None]]
+"""A task's tree, and ``None`` for its base commit or the tag of the approximate tree standing in
+for it (raises :class:`RepoError`: none to be had)."""
+
+
+def task_trees(
+    data: Path, repo_url: str, repo_cache: Path | None, approximate: str = "none"
+) -> TreeOf:
+    """Each task's tree: its repository at its base commit, else, with ``approximate`` one of
+    :data:`agentic_rubrics.datasets.sdist_trees.RULES`, the release sdist that rule chooses for a
+    repository too big to mirror (Django), tagged by a hash of its mark (release, sha256, patches
+    taken out). A run reads such a tree only where env-check found the instance runnable on it
+    (``repos.approximate_trees``); the study reads every one the rule gives."""
+    from agentic_rubrics.datasets.sdist_trees import approximate_source, instance_trees
+    from agentic_rubrics.datasets.swebench_tests import load_tested_instances
+
+    trees = instance_trees(repo_url, repo_cache, approximate)
+    tested = (
+        {i.instance_id: i for i in load_tested_instances(data)} if approximate != "none" else {}
+    )
+
+    def tree(task: Any) -> tuple[Path, str | None]:
+        path = Path(trees(tested.get(task.instance_id, task)))
+        mark = approximate_source(path)
+        if mark is None:
+            return path, None
+        return path, hashlib.sha256(json.dumps(mark, sort_keys=True).encode()).hexdigest()[:12]
+
+    return tree
+
+
+STANDS_IN = "diff_stands_in"
+"""A cached row's mark: the patch did not apply to an approximate tree, its diff stands in."""
+
+
+def _row(patch: str, tree: Path, approximate: bool) -> dict[str, Any] | None:
+    """The patch's post-image row (``None``: not attempted, e.g. a timeout: retried next time)."""
+    result = analyze_patch(tree, patch)
+    if result.apply.method == "not_attempted":
+        return None
+    return post_row(result, approximate) or {STANDS_IN: True}
 
 
 def post_rows(
-    pool_tasks: list[Any], cache: RepoCache, rows_file: Path, workers: int = 2
-) -> tuple[dict[str, dict[str, Any]], dict[str, str], dict[str, float]]:
+    pool_tasks: list[Any], trees: TreeOf, rows_file: Path, workers: int = 2
+) -> tuple[dict[str, dict[str, Any]], dict[str, str], set[str], dict[str, float]]:
     """Post-image rows by ``patch_key`` for every instance whose tree is at hand; the instances
-    without one, by reason; and timings. Rows already in ``rows_file`` are reused."""
+    without one, by reason; those on an approximate tree; and timings. Rows already in ``rows_file``
+    are reused (a row on an approximate tree is stored under its key and the tree's tag: another
+    rule or release is analysed anew)."""
     done: dict[str, dict[str, Any]] = {}
     if rows_file.exists():
         for line in rows_file.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                if "delta" in r:  # a row from before behaviour_consensus is analysed again
+                if "delta" in r or r.get(STANDS_IN):  # one from before behaviour_consensus: again
                     done[r["key"]] = r
     missing: dict[str, str] = {}
-    trees: dict[str, Path] = {}
+    found: dict[str, tuple[Path, str | None]] = {}
     started = time.monotonic()
     for t in pool_tasks:
         try:
-            trees[t.instance_id] = cache.checkout(t.repo, t.base_commit).path
+            found[t.instance_id] = trees(t)
         except RepoError as exc:
             missing[t.instance_id] = exc.reason
     provision_s = time.monotonic() - started
-    jobs = [
-        (patch_key(t.instance_id, c.patch), c.patch, trees[t.instance_id])
+    keys = {
+        patch_key(t.instance_id, c.patch): (t.instance_id, c.patch)
         for t in pool_tasks
-        if t.instance_id in trees
+        if t.instance_id in found
         for c in t.candidates
-        if patch_key(t.instance_id, c.patch) not in done
-    ]
-    jobs = list({k: (k, p, tr) for k, p, tr in jobs}.values())
+    }
+
+    def stored(key: str) -> str:
+        tag = found[keys[key][0]][1]
+        return key if tag is None else f"{key}@{tag}"
+
+    jobs = [k for k in keys if stored(k) not in done]
     started = time.monotonic()
     rows_file.parent.mkdir(parents=True, exist_ok=True)
     with rows_file.open("a") as out, ThreadPoolExecutor(workers) as ex:
-        for key, row in zip(
-            (k for k, _, _ in jobs), ex.map(lambda j: _row(j[1], j[2]), jobs), strict=True
-        ):
+
+        def analyse(key: str) -> dict[str, Any] | None:
+            path, tag = found[keys[key][0]]
+            return _row(keys[key][1], path, tag is not None)
+
+        for key, row in zip(jobs, ex.map(analyse, jobs), strict=True):
             if row is None:  # not attempted (e.g. a timeout): the diff stands in, retried next time
                 continue
-            done[key] = {"key": key, **row}
-            out.write(json.dumps(done[key]) + "\n")
+            done[stored(key)] = {"key": stored(key), **row}
+            out.write(json.dumps(done[stored(key)]) + "\n")
             out.flush()
+    rows = {
+        k: done[stored(k)] for k in keys if not done.get(stored(k), {STANDS_IN: 1}).get(STANDS_IN)
+    }
+    approximate = {iid for iid, (_, tag) in found.items() if tag is not None}
     timings = {"provision_s": round(provision_s, 1), "analysis_s": round(time.monotonic() - started, 1),
                "analysed_now": len(jobs)}  # fmt: skip
-    return done, missing, timings
+    return rows, missing, approximate, timings
 
 
 def pool_features(

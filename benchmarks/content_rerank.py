@@ -74,6 +74,8 @@ class Inst:
     post: dict[str, dict[str, Any] | None]
     has_repo: bool
     rank: dict[str, float | None] = field(default_factory=dict)
+    approximate_tree: bool = False
+    """Post-image rows from an approximate tree (``--approximate-trees``); ``has_repo`` stays false."""
     """The rubric selector's tiered values (empty < no verdict < failed gate < inconclusive < S)."""
     features: dict[str, dict[str, float] | None] = field(default_factory=dict)
     """The judge-time content features (``agentic_rubrics.rank.content.content_features``) of this pool."""
@@ -92,15 +94,18 @@ def build(
     grounded: dict[str, Any],
     post: dict[str, dict[str, Any]],
     with_tree: set[str],
+    approximate: frozenset[str] = frozenset(),
 ) -> list[Inst]:
-    """The instances of ``issue_only`` (fully labelled), with S grounded where a repository was at hand."""
+    """The instances of ``issue_only`` (fully labelled), with S grounded where a repository was at
+    hand; post-image rows read on ``with_tree`` and on ``approximate`` (an approximate tree stands
+    in: the post-image rows are read on it, the rubric stays the one written without a tree)."""
     by_id = {t.instance_id: t for t in pool_tasks}
     out = []
     for iid, t in issue_only.items():
         task = by_id[iid]
         g = grounded.get(iid)
         scored = g if g is not None and g.rubric is not None else t
-        has_repo = iid in with_tree
+        has_repo, approx = iid in with_tree, iid in approximate
         inst = Inst(
             instance_id=iid,
             repo=task.repo,
@@ -109,10 +114,11 @@ def build(
             patches={c.id: c.patch for c in task.candidates},
             s={c: sc.score for c, sc in scored.scores.items()},
             post={
-                c.id: post.get(patch_key(iid, c.patch)) if has_repo else None
+                c.id: post.get(patch_key(iid, c.patch)) if has_repo or approx else None
                 for c in task.candidates
             },
             has_repo=has_repo,
+            approximate_tree=approx,
             rank={c: sc.rank_value for c, sc in scored.scores.items()},
         )
         out.append(inst.compute())
@@ -262,6 +268,8 @@ def by_subset(
         "with_repository": [i for i in insts if i.has_repo],
         "without_repository": [i for i in insts if not i.has_repo],
     }
+    if any(i.approximate_tree for i in insts):
+        subsets["approximate_tree"] = [i for i in insts if i.approximate_tree]
     return {
         name: {m: pool_metrics(sub, fn, resamples) for m, fn in methods.items()} if sub else {}
         for name, sub in subsets.items()
@@ -368,6 +376,7 @@ def slice_pools(insts: list[Inst], fam: str, problems: dict[str, str]) -> list[I
             s, rank = _issue_only_s(i, problems[i.instance_id], ids)
         sub = Inst(i.instance_id, i.repo, {c: i.labels[c] for c in ids},
                    {c: i.sources[c] for c in ids}, {c: i.patches[c] for c in ids}, s,
-                   {c: i.post[c] for c in ids}, i.has_repo, rank)  # fmt: skip
+                   {c: i.post[c] for c in ids}, i.has_repo, rank,
+                   approximate_tree=i.approximate_tree)  # fmt: skip
         out.append(sub.compute())
     return out

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from content_features import post_rows
+from content_features import post_rows, task_trees
 from content_fit import content_weights, loro_weights, provenance
 from content_rerank import (
     FIT_FAMILIES,
@@ -28,8 +28,6 @@ from content_rerank import (
 )
 from default_ranking import default_provenance, default_ranking, library_ranking
 
-from agentic_rubrics.datasets.repos import RepoCache
-from agentic_rubrics.datasets.repos_config import RepoConfig
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rank.content import CONTENT_FEATURES
 from agentic_rubrics.rank.offline import OFFLINE_FEATURES, offline_ranking
@@ -62,16 +60,17 @@ def content_results(
 ) -> dict[str, Any]:
     """The content study on the fully labelled instances of the issue-only run."""
     started = time.monotonic()
-    cache = RepoCache.from_config(RepoConfig(url_template=args.repo_url, cache_dir=args.repo_cache))
+    trees = task_trees(args.data, args.repo_url, args.repo_cache, args.approximate_trees)
     kept = {t.instance_id for t in issue_only}
     tasks = [t for t in pool.tasks if t.instance_id in kept]
-    rows, missing, timings = post_rows(tasks, cache, work / "content_rows.jsonl")
+    rows, missing, approximate, timings = post_rows(tasks, trees, work / "content_rows.jsonl")
     insts = build(
         tasks,
         {t.instance_id: t for t in issue_only},
         {t.instance_id: t for t in grounded},
         rows,
-        {t.instance_id for t in tasks} - set(missing),
+        {t.instance_id for t in tasks} - set(missing) - approximate,
+        frozenset(approximate),
     )
     problems = {t.instance_id: t.problem_statement for t in tasks}
     command = "python benchmarks/swebench_rerank.py " + " ".join(sys.argv[1:])
@@ -86,6 +85,8 @@ def content_results(
     out["repositories"] = {
         "with": sum(1 for i in insts if i.has_repo),
         "without": sum(1 for i in insts if not i.has_repo),
+        "approximate_tree": sum(1 for i in insts if i.approximate_tree),
+        "approximate_rule": args.approximate_trees,
         "without_by_reason": dict(sorted(_count(missing.values()).items())),
     }
     out["default_provenance"] = default_provenance()

@@ -161,6 +161,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the content study (content_rerank.py); needs --repo-url",
     )
     parser.add_argument(
+        "--approximate-trees",
+        default="none",
+        choices=("none", "nearest", "first", "last", "previous"),
+        help="with --content: where a repository too big to mirror (Django) cannot be had, the"
+        " post-image rows are read on the release sdist this rule chooses (agentic_rubrics.datasets"
+        ".sdist_trees; kept beside --repo-cache); the rubric stays the one written without a tree",
+    )
+    parser.add_argument(
         "--write-weights",
         type=Path,
         help="with --content: write the offline_content weights fitted on every single-generator pool"

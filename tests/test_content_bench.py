@@ -3,6 +3,7 @@ and a pool's features must be recomputed on that pool alone."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from content_features import pool_features  # noqa: E402
 from content_rerank import Inst, family, source_prior  # noqa: E402
 
 from agentic_rubrics.rank.content import diff_functions  # noqa: E402
+from tests.conftest import git  # noqa: E402
 
 
 def _inst(iid: str, labels: dict[str, bool], sources: dict[str, str]) -> Inst:
@@ -142,3 +144,48 @@ def test_the_default_changes_only_above_zero_on_both_files_and_below_on_no_slice
     assert not found["methods"]["wins_lite_only"]["interval_above_zero_on_both_files"]
     # among those that pass, the one whose smaller lower bound is highest
     assert decide(table, list(table), files)["default"] == "passes_better"
+
+
+def test_post_rows_on_an_approximate_tree_keep_a_patch_that_does_not_apply_to_its_diff(
+    tmp_path: Path, git_repo: Any
+) -> None:
+    """The content study's rows on a release standing in for the base commit (``--approximate-
+    trees``): a patch that does not apply there is left to its diff (as a run does), cached apart from
+    the base commit's rows and from another release's; an instance without any tree is named."""
+    from types import SimpleNamespace
+
+    from content_features import STANDS_IN, patch_key, post_rows
+
+    from agentic_rubrics.exceptions import RepoError
+
+    repo, diff = git_repo({"m.py": "def f(x):\n    return x\n"})
+    (repo / "m.py").write_text("def f(x):\n    return x + 1\n")
+    fits = diff()
+    git(repo, "reset", "-q", "--hard")
+    stale = fits.replace("-    return x\n", "-    return the_sum_of_everything\n")
+
+    def task(iid: str) -> Any:
+        cands = [SimpleNamespace(id=c, patch=p) for c, p in (("fits", fits), ("stale", stale))]
+        return SimpleNamespace(instance_id=iid, candidates=cands)
+
+    tags = {"base": None, "release": "r1"}
+
+    def trees(t: Any) -> tuple[Path, str | None]:
+        if t.instance_id == "gone":
+            raise RepoError("no such repository", reason="fetch_failed")
+        return repo, tags[t.instance_id]
+
+    tasks = [task("base"), task("release"), task("gone")]
+    rows_file = tmp_path / "rows.jsonl"
+    rows, missing, approximate, timings = post_rows(tasks, trees, rows_file)
+    assert missing == {"gone": "fetch_failed"} and approximate == {"release"}
+    assert timings["analysed_now"] == 4
+    assert rows[patch_key("base", stale)]["applied"] is False  # ranks below on the base commit
+    assert rows[patch_key("release", fits)]["applied"] is True
+    assert patch_key("release", stale) not in rows  # its diff stands in
+    stored = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    assert {r["key"] for r in stored if r.get(STANDS_IN)} == {patch_key("release", stale) + "@r1"}
+    again = post_rows(tasks, trees, rows_file)
+    assert again[0] == rows and again[3]["analysed_now"] == 0
+    tags["release"] = "r2"  # another release: analysed anew
+    assert post_rows(tasks, trees, rows_file)[3]["analysed_now"] == 2
