@@ -232,3 +232,40 @@ def test_on_an_approximate_tree_a_patch_that_does_not_apply_is_read_from_its_dif
         found = asyncio.run(repo_analyses(task, None, lambda _, t=tree: t, always=True))
         assert found is not None and found.root == repo
         assert found.approximate is (source == "approximate")
+
+
+def test_a_reproduction_script_at_the_root_is_not_the_program(git_repo: MakeRepo) -> None:
+    """An agent's ``reproduce.py`` (a new Python file at the repository root that nothing imports) is
+    not the program: it splits no group, and a patch that adds nothing else changes no behaviour —
+    with the tree or without; a new root module the fix imports stays the program."""
+    repo, diff = git_repo({"pkg/__init__.py": "", "pkg/mod.py": MOD})
+    script = "from pkg.mod import total_of\nprint(total_of(-5, 2))\n"
+    images = {"a1": FIX, "a2": FIX}
+    patches = {}
+    for cid, text in images.items():
+        (repo / "pkg/mod.py").write_text(text)
+        (repo / f"reproduce_{cid}.py").write_text(script + f"# {cid}: {'x' * len(cid) * 9}\n")
+        patches[cid] = diff()
+        git(repo, "reset", "-q", "--hard")
+        git(repo, "clean", "-qfd")
+    (repo / "reproduce.py").write_text(script)
+    patches["only"] = diff()
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "clean", "-qfd")
+    (repo / "helper.py").write_text("LIMIT = 0\n")
+    (repo / "pkg/mod.py").write_text(
+        FIX.replace("< 0", "< LIMIT").replace(
+            "def total_of", "from helper import LIMIT\n\n\ndef total_of"
+        )
+    )
+    patches["module"] = diff()
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "clean", "-qfd")
+    for tree in (False, True):
+        rows = {c: post_row(analyze_patch(repo, p)) if tree else None for c, p in patches.items()}
+        sigs = {c: signature(p, rows[c]) for c, p in patches.items()}
+        assert sigs["a1"].lines == sigs["a2"].lines and sigs["a1"].tier == 1  # one group
+        assert sigs["only"].tier is None  # a script alone changes nothing of the program
+        assert any(line.startswith("helper.py:") for line in sigs["module"].lines)
+        found = consensus_record(patches, rows, {})
+        assert found["rank"]["only"] is None and found["groups"] == 2

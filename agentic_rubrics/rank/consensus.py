@@ -4,7 +4,9 @@ Self-consistency votes on diff text: two fixes written differently (another loca
 a docstring) split the vote, and two patches that change nothing look alike. Here each candidate's vote
 is what its change does to the program:
 
-1. **Its signature.** Per program file it changes (tests and documentation are not the program): with
+1. **Its signature.** Per program file it changes (tests, documentation and scratch scripts — new
+   Python files at the repository root that no other file of the patch imports — are not the
+   program: :func:`scratch_files`): with
    the task's tree, the hashed lines of the file's *normal form* that the change removes and adds
    (:mod:`agentic_rubrics.rubric.postimage.delta`: local names numbered, layout, comments, docstrings,
    ``pass``, dead branches and stores gone); without a tree, or for a file the analysis could not
@@ -13,7 +15,8 @@ is what its change does to the program:
 2. **Who votes.** A candidate that changes no behaviour — an empty patch, one the post-image analysis
    proves changes nothing (:func:`agentic_rubrics.rubric.behaviour.tree_behaviour`), or, without a
    tree, one whose diff changes nothing (the rule of
-   :func:`~agentic_rubrics.rubric.behaviour.diff_behaviour`, on the tokens below) —
+   :func:`~agentic_rubrics.rubric.behaviour.diff_behaviour`, on the tokens below), or one whose
+   program change beside its scratch scripts is none —
    neither votes nor can be picked (``None``). A candidate that did not apply to the tree votes, but
    ranks below every one that applied (the harness cannot run it either).
 3. **Groups and graded similarity.** Candidates with the same multiset of signature lines form one
@@ -94,15 +97,37 @@ def _changes(files: list[ChangedFile], texts: list[tuple[list[str], list[str]]])
     return None if undecided else False
 
 
+_IMPORTED = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)")
+
+
+def scratch_files(files: Sequence[ChangedFile]) -> set[str]:
+    """The patch's scratch scripts: new Python files at the repository root that no other file of
+    the patch imports — an agent's reproduction script (``reproduce.py``), which the program never
+    runs. No gold patch of the development files adds a file at all, while 13% of Lite's candidates
+    and 7% of Verified's add such a script (benchmarks/README.md)."""
+    imported = {
+        m.group(1) for f in files for line in f.added if (m := _IMPORTED.match(line)) is not None
+    }
+    return {
+        f.path
+        for f in files
+        if f.is_new and "/" not in f.path and f.path.endswith(".py") and f.path[:-3] not in imported
+    }
+
+
 def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
     """One candidate's signature from its patch and its post-image row (``None``: no tree, or no
-    analysis; the row: :func:`agentic_rubrics.rank.content.post_row`)."""
+    analysis; the row: :func:`agentic_rubrics.rank.content.post_row`). Scratch scripts
+    (:func:`scratch_files`) are not the program: a patch whose program change is nothing else, or
+    nothing but them, changes no behaviour."""
     if is_empty_patch(patch):
         return Signature(None)
     try:
-        files = [f for f in parse_patch(patch).files if any(program_file(p) for p in f.paths)]
+        changed = parse_patch(patch).files
     except PatchParseError:
         return Signature(0 if row is not None else None)
+    scratch = scratch_files(changed)
+    files = [f for f in changed if any(program_file(p) for p in f.paths) and f.path not in scratch]
     applied = row is not None and bool(row.get("applied"))
     if applied and row is not None and row.get("behaviour") is False:
         return Signature(None)
@@ -117,6 +142,8 @@ def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
             lines += [f"{f.path}:{t}" for t in found]
         else:
             lines += [f"{f.path}:-{t}" for t in removed] + [f"{f.path}:+{t}" for t in added]
+    if scratch and not lines:
+        return Signature(None)
     normalised = sum(1 for f in files if delta.get(f.path) is not None)
     basis = "tree" if normalised == len(files) and files else "mixed" if normalised else "diff"
     return Signature(1 if row is None or applied else 0, tuple(lines[:MAX_SIGNATURE_LINES]), basis)
