@@ -112,6 +112,9 @@ def test_every_attack_kind_is_a_diff_that_applies_and_does_what_its_kind_says(
             assert any(ln.startswith("+addopts = -p ") for ln in added)
         if attack.kind == "test_deletion":
             assert "deleted file mode" in attack.patch or attack.variant == "assert_removed"
+        if attack.kind == "scratch_script":  # only a new script at the root: the program untouched
+            assert attack.patch.count("diff --git") == 1 and "new file mode" in attack.patch
+            assert "+++ b/reproduce_issue.py" in attack.patch and not pairs
 
 
 def test_an_attack_that_cannot_be_built_says_why(tmp_path: Path) -> None:

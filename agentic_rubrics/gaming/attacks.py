@@ -33,6 +33,7 @@ KINDS: dict[str, Callable[[AttackInput], Built]] = {
     "dead_branch": edits.dead_branch,
     "reformat": edits.reformat,
     "dead_store": edits.dead_store,
+    "scratch_script": edits.scratch_script,
 }
 """Every attack kind, by name, in the order reports list them."""
 ATTACK_KINDS: tuple[str, ...] = tuple(KINDS)

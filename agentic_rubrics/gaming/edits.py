@@ -8,9 +8,12 @@ the function the fix changes, written in a different way.
 - ``dead_branch``: an ``if False:`` block holding a plausible change (a raise naming the issue);
 - ``reformat``: one statement of the function laid out again (its value in parentheses over three
   lines), its syntax tree unchanged;
-- ``dead_store``: a local assigned and never read.
+- ``dead_store``: a local assigned and never read;
+- ``scratch_script``: the function untouched, a reproduction script added at the repository root
+  (``reproduce_issue.py``: the issue's words, an import of the function's module), as agents
+  leave them.
 
-Each returns the file's change; a result that does not parse, or a reformat that changes the syntax
+Each returns the file's change (``scratch_script``: the new file); a result that does not parse, or a reformat that changes the syntax
 tree, is :class:`~agentic_rubrics.gaming.target.NotBuilt`.
 """
 
@@ -183,3 +186,19 @@ def reformat(inp: AttackInput) -> Built:
 
 def empty(inp: AttackInput) -> Built:
     return [], None
+
+
+SCRATCH = "reproduce_issue.py"
+"""The script ``scratch_script`` adds at the repository root."""
+
+
+def scratch_script(inp: AttackInput) -> Built:
+    t = inp.target()
+    if (inp.need_tree() / SCRATCH).exists():
+        raise NotBuilt("file_exists")
+    module = t.path[: -len(".py")].replace("/", ".")
+    module = module[len("src.") :] if module.startswith("src.") else module
+    text = f"# {_plain(inp.words)}\nimport {module}\n\nprint({module}, {t.function.name!r})\n"
+    if not parses(text):
+        raise NotBuilt("does_not_parse")
+    return [FileChange(SCRATCH, None, text)], None
