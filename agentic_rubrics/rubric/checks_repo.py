@@ -7,7 +7,9 @@ of the touched files; the tree itself is never modified):
 
 - ``applies: true`` — ``git apply`` or, failing it, ``patch --batch --fuzz=5 -p1`` applies the patch.
   The verdict's ``detail`` records how: ``git_apply``, ``patch_fuzz``, ``failed`` (0) or ``empty`` (0: an
-  empty patch has nothing to apply and can never be the fix).
+  empty patch has nothing to apply and can never be the fix). On an approximate tree (a release
+  standing in for the base commit) a patch that does not apply leaves it, and every other check,
+  ``missing: check_error`` with the detail ``approximate_not_applied``.
 - ``parses: true`` — every changed Python file's post-image parses.
 - ``no_new_undefined_names: true`` — the patch introduces no pyflakes message of the undefined-name kind:
   ``UndefinedName``, ``UndefinedLocal`` (a local used before assignment) and ``UndefinedExport`` (a
@@ -184,8 +186,10 @@ def _incomplete(f: FileFinding) -> bool:
     return bool(_INCOMPLETE.intersection(f.reasons))
 
 
-def decide(check: Check, result: PostimageResult) -> RepoOutcome:
-    """Decide one repository-aware check on a candidate's post-image analysis."""
+def decide(check: Check, result: PostimageResult, approximate: bool = False) -> RepoOutcome:
+    """Decide one repository-aware check on a candidate's post-image analysis. ``approximate``: the
+    tree is a release standing in for the base commit; a patch that does not apply to it leaves
+    every check undecided (``approximate_not_applied``): it may apply to the base commit."""
     name = check.name
     if "no_repository" in result.reasons:
         return RepoOutcome(None, "no_repository")
@@ -199,6 +203,8 @@ def decide(check: Check, result: PostimageResult) -> RepoOutcome:
     if "not_confined" in result.reasons:
         return _undecided("not_confined")
     method = result.apply.method
+    if approximate and method == "failed":
+        return _undecided("approximate_not_applied")
     if name == "applies":
         if method in ("git_apply", "patch_fuzz"):
             return RepoOutcome(1, name, method)
@@ -349,7 +355,7 @@ class RepoAnalyses:
             got = (
                 RepoOutcome(None, "no_repository", self.unavailable)
                 if result is None
-                else decide(item.check, result)
+                else decide(item.check, result, self.approximate)
             )
             missing = got.value is None
             out[n] = v.model_copy(
