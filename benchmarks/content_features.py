@@ -85,7 +85,8 @@ STANDS_IN = "diff_stands_in"
 
 
 def _row(patch: str, tree: Path, approximate: bool) -> dict[str, Any] | None:
-    """The patch's post-image row (``None``: not attempted, e.g. a timeout: retried next time)."""
+    """The patch's post-image row (``None``: not attempted, e.g. a timeout: retried next time;
+    :data:`STANDS_IN`: it does not apply to the approximate tree)."""
     result = analyze_patch(tree, patch)
     if result.apply.method == "not_attempted":
         return None
@@ -95,10 +96,11 @@ def _row(patch: str, tree: Path, approximate: bool) -> dict[str, Any] | None:
 def post_rows(
     pool_tasks: list[Any], trees: TreeOf, rows_file: Path, workers: int = 2
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str], set[str], dict[str, float]]:
-    """Post-image rows by ``patch_key`` for every instance whose tree is at hand; the instances
-    without one, by reason; those on an approximate tree; and timings. Rows already in ``rows_file``
-    are reused (a row on an approximate tree is stored under its key and the tree's tag: another
-    rule or release is analysed anew)."""
+    """Post-image rows by ``patch_key`` for every instance whose tree is at hand (on an approximate
+    tree where a patch does not apply: none of the instance's, the diffs stand in as in a run); the
+    instances without one, by reason; those on an approximate tree; and timings. Rows already in
+    ``rows_file`` are reused (a row on an approximate tree is stored under its key and the tree's tag:
+    another rule or release is analysed anew)."""
     done: dict[str, dict[str, Any]] = {}
     if rows_file.exists():
         for line in rows_file.read_text().splitlines():
@@ -141,10 +143,11 @@ def post_rows(
             done[stored(key)] = {"key": stored(key), **row}
             out.write(json.dumps(done[stored(key)]) + "\n")
             out.flush()
-    rows = {
-        k: done[stored(k)] for k in keys if not done.get(stored(k), {STANDS_IN: 1}).get(STANDS_IN)
-    }
     approximate = {iid for iid, (_, tag) in found.items() if tag is not None}
+    # as a run (rank.content.pool_rows): one patch that does not apply to an approximate tree, and
+    # the diff stands in for the whole pool
+    diffs = {keys[k][0] for k in keys if done.get(stored(k), {}).get(STANDS_IN)}
+    rows = {k: done[stored(k)] for k in keys if stored(k) in done and keys[k][0] not in diffs}
     timings = {"provision_s": round(provision_s, 1), "analysis_s": round(time.monotonic() - started, 1),
                "analysed_now": len(jobs)}  # fmt: skip
     return rows, missing, approximate, timings

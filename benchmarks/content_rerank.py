@@ -74,12 +74,12 @@ class Inst:
     post: dict[str, dict[str, Any] | None]
     has_repo: bool
     rank: dict[str, float | None] = field(default_factory=dict)
-    approximate_tree: bool = False
-    """Post-image rows from an approximate tree (``--approximate-trees``); ``has_repo`` stays false."""
     """The rubric selector's tiered values (empty < no verdict < failed gate < inconclusive < S)."""
     features: dict[str, dict[str, float] | None] = field(default_factory=dict)
     """The judge-time content features (``agentic_rubrics.rank.content.content_features``) of this pool."""
     rows: dict[str, dict[str, float]] = field(default_factory=dict)
+    approximate_tree: bool = False
+    """Post-image rows from an approximate tree (``--approximate-trees``); ``has_repo`` stays false."""
 
     def compute(self) -> Inst:
         """Features and rows recomputed on this pool (what the selector does at judge time)."""

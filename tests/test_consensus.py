@@ -226,6 +226,38 @@ def test_on_an_approximate_tree_a_patch_that_does_not_apply_is_read_from_its_dif
         content = asyncio.run(get_selector("offline_content").features(given))["content_features"]
         tiers[approximate] = (record["support"]["s"] >= 2, content["s"]["not_applied"])
     assert tiers == {False: (False, 1.0), True: (True, 0.0)}
+
+
+def test_on_an_approximate_tree_one_patch_that_does_not_apply_turns_the_pool_to_diffs(
+    git_repo: MakeRepo,
+) -> None:
+    """Normal forms and diff lines do not compare: were only the patch that does not apply read from
+    its diff, it would share nothing with the others' normal forms, and a wrong group written
+    against the same other version would win. The whole pool is read from its diffs instead."""
+    repo, _ = git_repo(
+        {"pkg/__init__.py": "", "pkg/mod.py": "def total_of(a, b):\n    return a + b\n"}
+    )
+
+    def patch(new: str, old: str = "    return a + b") -> str:
+        head = "diff --git a/pkg/mod.py b/pkg/mod.py\n--- a/pkg/mod.py\n+++ b/pkg/mod.py\n"
+        return head + f"@@ -1,2 +1,2 @@\n def total_of(a, b):\n-{old}\n+    return {new}\n"
+
+    stale = "    return (a + b)"  # the line in the version the last three were written against
+    patches = {"f1": patch("max(a + b, 0)"), "f2": patch("max(a + b, 0)")}
+    patches |= {"fs": patch("max(a + b, 0)", stale)}
+    patches |= {"w1": patch("abs(a + b)", stale), "w2": patch("abs(a + b)", stale)}
+    task = Task(instance_id="t-1", problem_statement="total_of goes negative",
+                candidates=[Candidate(id=c, patch=p) for c, p in patches.items()])  # fmt: skip
+    expected = {False: ({"diff": 3, "tree": 2}, "f1"), True: ({"diff": 5}, "fs")}
+    for approximate, (basis, top) in expected.items():
+        given = FeatureInput(task, None, RepoAnalyses(repo, approximate=approximate))
+        record = asyncio.run(get_selector("behaviour_consensus").features(given))[
+            "behaviour_consensus"
+        ]
+        assert record["basis"] == basis
+        # the fix: on the base commit the two that apply; on a release, the one sharing lines with
+        # every other (the same fix written against the other version), never the wrong group
+        assert _top(record["rank"]) in ({"f1", "f2"} if top == "f1" else {"f1", "f2", "fs"})
     # a run's analyses know their tree is one (``repos.approximate_trees``' trees are)
     for source in ("approximate", "cache"):
         tree = RepoTree(repo, source, "o/n", "abc", None, True, "none", 0.0)  # type: ignore[arg-type]
@@ -252,6 +284,16 @@ def test_a_reproduction_script_at_the_root_is_not_the_program(git_repo: MakeRepo
     patches["only"] = diff()
     git(repo, "reset", "-q", "--hard")
     git(repo, "clean", "-qfd")
+    (repo / "reproduce.py").write_text(script)
+    (repo / "pkg/mod.py").write_text(MOD.replace("    total = a\n", "    total = a  # the start\n"))
+    patches["commented"] = diff()  # a comment beside the script: still nothing of the program
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "clean", "-qfd")
+    (repo / "reproduce.py").write_text(script)
+    git(repo, "mv", "pkg/mod.py", "pkg/moved.py")
+    patches["renamed"] = diff()  # a module renamed beside the script: a change of the program
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "clean", "-qfd")
     (repo / "helper.py").write_text("LIMIT = 0\n")
     (repo / "pkg/mod.py").write_text(
         FIX.replace("< 0", "< LIMIT").replace(
@@ -266,6 +308,43 @@ def test_a_reproduction_script_at_the_root_is_not_the_program(git_repo: MakeRepo
         sigs = {c: signature(p, rows[c]) for c, p in patches.items()}
         assert sigs["a1"].lines == sigs["a2"].lines and sigs["a1"].tier == 1  # one group
         assert sigs["only"].tier is None  # a script alone changes nothing of the program
+        assert sigs["commented"].tier is None and sigs["renamed"].tier == 1
         assert any(line.startswith("helper.py:") for line in sigs["module"].lines)
         found = consensus_record(patches, rows, {})
-        assert found["rank"]["only"] is None and found["groups"] == 2
+        assert found["rank"]["only"] is None and found["groups"] == 3
+
+
+def _new(path: str, *lines: str) -> str:
+    body = "".join(f"+{line}\n" for line in lines)
+    return (
+        f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n"
+        f"@@ -0,0 +1,{len(lines)} @@\n{body}"
+    )
+
+
+def test_only_a_new_root_script_nothing_names_is_scratch() -> None:
+    """What the patch names, what shadows the standard library or is loaded by name, a file the patch
+    also deletes (git's shape for a type change), and a new file in a package stay the program."""
+    edit = "diff --git a/pkg/m.py b/pkg/m.py\n--- a/pkg/m.py\n+++ b/pkg/m.py\n@@ -1 +1 @@\n"
+
+    def kept(patch: str, path: str) -> bool:
+        sig = signature(patch, None)
+        return sig.tier is not None and any(line.startswith(f"{path}:") for line in sig.lines)
+
+    script = _new("helper.py", "LIMIT = 0")
+    assert not kept(script + edit + "-x = 1\n+x = 2\n", "helper.py")  # nothing names it
+    for uses in (
+        "import os, helper",
+        "m = importlib.import_module('helper')",
+        "pytest_plugins = ['helper']",
+    ):
+        assert kept(script + edit + f"-x = 1\n+{uses}\n", "helper.py"), uses
+    for name in ("typing.py", "setup.py", "sitecustomize.py", "pkg/reproduce.py", "run.txt"):
+        assert kept(_new(name, "X = 1"), name), name
+    gone = (
+        "diff --git a/calc.py b/calc.py\ndeleted file mode 100644\n--- a/calc.py\n+++ /dev/null\n"
+    )
+    assert kept(gone + "@@ -1 +0,0 @@\n-X = 1\n" + _new("calc.py", "X = 2"), "calc.py")
+    # a rename beside a script is a change of the program (the diff alone says so)
+    moved = "diff --git a/pkg/m.py b/pkg/n.py\nsimilarity index 100%\nrename from pkg/m.py\nrename to pkg/n.py\n"
+    assert signature(moved + _new("reproduce.py", "print(1)"), None).tier == 1

@@ -168,21 +168,23 @@ def test_post_rows_on_an_approximate_tree_keep_a_patch_that_does_not_apply_to_it
         cands = [SimpleNamespace(id=c, patch=p) for c, p in (("fits", fits), ("stale", stale))]
         return SimpleNamespace(instance_id=iid, candidates=cands)
 
-    tags = {"base": None, "release": "r1"}
+    tags = {"base": None, "release": "r1", "fits": "r1"}
 
     def trees(t: Any) -> tuple[Path, str | None]:
         if t.instance_id == "gone":
             raise RepoError("no such repository", reason="fetch_failed")
         return repo, tags[t.instance_id]
 
-    tasks = [task("base"), task("release"), task("gone")]
+    fitting = SimpleNamespace(instance_id="fits", candidates=task("fits").candidates[:1])
+    tasks = [task("base"), task("release"), task("gone"), fitting]
     rows_file = tmp_path / "rows.jsonl"
     rows, missing, approximate, timings = post_rows(tasks, trees, rows_file)
-    assert missing == {"gone": "fetch_failed"} and approximate == {"release"}
-    assert timings["analysed_now"] == 4
+    assert missing == {"gone": "fetch_failed"} and approximate == {"release", "fits"}
+    assert timings["analysed_now"] == 5
     assert rows[patch_key("base", stale)]["applied"] is False  # ranks below on the base commit
-    assert rows[patch_key("release", fits)]["applied"] is True
-    assert patch_key("release", stale) not in rows  # its diff stands in
+    assert rows[patch_key("fits", fits)]["applied"] is True
+    # one patch does not apply to the release: the diffs stand in for the whole pool
+    assert patch_key("release", stale) not in rows and patch_key("release", fits) not in rows
     stored = [json.loads(line) for line in rows_file.read_text().splitlines()]
     assert {r["key"] for r in stored if r.get(STANDS_IN)} == {patch_key("release", stale) + "@r1"}
     again = post_rows(tasks, trees, rows_file)

@@ -5,8 +5,8 @@ a docstring) split the vote, and two patches that change nothing look alike. Her
 is what its change does to the program:
 
 1. **Its signature.** Per program file it changes (tests, documentation and scratch scripts — new
-   Python files at the repository root that no other file of the patch imports — are not the
-   program: :func:`scratch_files`): with
+   Python files at the repository root that nothing else in the patch names — are not the program:
+   :func:`scratch_files`): with
    the task's tree, the hashed lines of the file's *normal form* that the change removes and adds
    (:mod:`agentic_rubrics.rubric.postimage.delta`: local names numbered, layout, comments, docstrings,
    ``pass``, dead branches and stores gone); without a tree, or for a file the analysis could not
@@ -36,6 +36,7 @@ its normal forms are written out once more), and one multiset intersection per p
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -97,22 +98,46 @@ def _changes(files: list[ChangedFile], texts: list[tuple[list[str], list[str]]])
     return None if undecided else False
 
 
-_IMPORTED = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)")
+_SPECIAL = frozenset(
+    {
+        "__init__",
+        "__main__",
+        "conftest",
+        "manage",
+        "noxfile",
+        "setup",
+        "sitecustomize",
+        "usercustomize",
+    }
+)
+"""Root module names Python, pytest or packaging tools load by name: never scratch."""
+_WORD = re.compile(r"\w+")
 
 
 def scratch_files(files: Sequence[ChangedFile]) -> set[str]:
-    """The patch's scratch scripts: new Python files at the repository root that no other file of
-    the patch imports — an agent's reproduction script (``reproduce.py``), which the program never
-    runs. No gold patch of the development files adds a file at all, while 13% of Lite's candidates
-    and 7% of Verified's add such a script (benchmarks/README.md)."""
-    imported = {
-        m.group(1) for f in files for line in f.added if (m := _IMPORTED.match(line)) is not None
-    }
-    return {
-        f.path
-        for f in files
-        if f.is_new and "/" not in f.path and f.path.endswith(".py") and f.path[:-3] not in imported
-    }
+    """The patch's scratch scripts: new Python files at the repository root that no other part of the
+    patch names (no other file's added line holds the module's name as a word: an import, a plugin
+    list, ``importlib``, an entry point) and that no other section of the patch touches, whose names
+    neither shadow the standard library nor are loaded by name (:data:`_SPECIAL`) — an agent's
+    reproduction script (``reproduce.py``), which the program never runs. No gold patch of the
+    development files adds a file at all, while 13% of Lite's candidates and 7% of Verified's add such
+    a script (benchmarks/README.md). Left out of reach: a new root module shadowing an installed
+    third-party package."""
+    sections = Counter(p for f in files for p in f.paths)
+    words: list[set[str] | None] = [None] * len(files)
+    out: set[str] = set()
+    for n, f in enumerate(files):
+        name = f.path[: -len(".py")]
+        if not (f.is_new and "/" not in f.path and f.path.endswith(".py")) or sections[f.path] > 1:
+            continue
+        if name in _SPECIAL or name in sys.stdlib_module_names:
+            continue
+        for m, g in enumerate(files):
+            if m != n and words[m] is None:
+                words[m] = {w for line in g.added for w in _WORD.findall(line)}
+        if not any(name in (w or ()) for m, w in enumerate(words) if m != n):
+            out.add(f.path)
+    return out
 
 
 def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
@@ -128,10 +153,14 @@ def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
         return Signature(0 if row is not None else None)
     scratch = scratch_files(changed)
     files = [f for f in changed if any(program_file(p) for p in f.paths) and f.path not in scratch]
+    if scratch and not files:
+        return Signature(None)
     applied = row is not None and bool(row.get("applied"))
     if applied and row is not None and row.get("behaviour") is False:
         return Signature(None)
     delta: Mapping[str, list[str] | None] = (row or {}).get("delta") or {} if applied else {}
+    if scratch and applied and all(delta.get(f.path) == [] and _edited(f) for f in files):
+        return Signature(None)  # beside its scratch scripts, no normal form changes
     texts = [_file_texts(f) if delta.get(f.path) is None else ([], []) for f in files]
     if row is None and _changes(files, texts) is False:
         return Signature(None)
@@ -142,11 +171,14 @@ def signature(patch: str, row: Mapping[str, Any] | None) -> Signature:
             lines += [f"{f.path}:{t}" for t in found]
         else:
             lines += [f"{f.path}:-{t}" for t in removed] + [f"{f.path}:+{t}" for t in added]
-    if scratch and not lines:
-        return Signature(None)
     normalised = sum(1 for f in files if delta.get(f.path) is not None)
     basis = "tree" if normalised == len(files) and files else "mixed" if normalised else "diff"
     return Signature(1 if row is None or applied else 0, tuple(lines[:MAX_SIGNATURE_LINES]), basis)
+
+
+def _edited(f: ChangedFile) -> bool:
+    """A file edited in place (not added, deleted or renamed)."""
+    return not (f.is_new or f.is_deleted or f.is_rename)
 
 
 def dice(a: Counter[str], b: Counter[str]) -> float:

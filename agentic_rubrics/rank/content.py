@@ -85,7 +85,7 @@ def post_row(result: PostimageResult | None, approximate: bool = False) -> dict[
     of the base commit, so the diff stands in for it too. Names and hashes only, never contents."""
     if result is None or result.apply.method == "not_attempted":
         return None
-    if approximate and not result.applied:
+    if approximate and result.apply.method == "failed":
         return None
     cats = result.introduced_by_category()
     funcs = sorted(
@@ -110,6 +110,18 @@ def post_row(result: PostimageResult | None, approximate: bool = False) -> dict[
             if f.python and f.behaviour_delta is not None and program_file(f.path)
         },
     }
+
+
+def pool_rows(
+    results: Mapping[str, PostimageResult | None], approximate: bool = False
+) -> dict[str, dict[str, Any] | None]:
+    """Each candidate's :func:`post_row`. On an approximate tree, when some patch of the pool does
+    not apply there, no candidate's: what the tree says of the others (normal forms, functions) does
+    not compare with a diff standing in for that one, so the diff stands in for all, as without a
+    tree."""
+    if approximate and any(r is not None and r.apply.method == "failed" for r in results.values()):
+        return dict.fromkeys(results)
+    return {c: post_row(r, approximate) for c, r in results.items()}
 
 
 def diff_functions(patch: str) -> list[str] | None:

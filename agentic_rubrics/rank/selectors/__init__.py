@@ -84,6 +84,20 @@ class FeatureInput:
         """Candidate id -> patch."""
         return {c.id: c.patch for c in self.task.candidates}
 
+    async def post_rows(self) -> tuple[dict[str, dict[str, Any] | None], int]:
+        """Each candidate's post-image row (:func:`agentic_rubrics.rank.content.pool_rows`: ``None``
+        without a tree) and how many patches were analysed (not timed out); each analysis is the
+        judge's, shared."""
+        from agentic_rubrics.rank.content import pool_rows
+
+        results = {
+            c.id: await self.repository.analysis(c.patch) if self.repository else None
+            for c in self.task.candidates
+        }
+        approximate = self.repository is not None and self.repository.approximate
+        analysed = sum(1 for r in results.values() if r and r.apply.method != "not_attempted")
+        return pool_rows(results, approximate), analysed
+
 
 class RankingInput(Protocol):
     """What a selector reads at report time of one task."""

@@ -11,7 +11,6 @@ from typing import Any
 
 from agentic_rubrics.rank.agreement import line_agreement
 from agentic_rubrics.rank.consensus import KEY, consensus_record
-from agentic_rubrics.rank.content import post_row
 from agentic_rubrics.rank.selectors import BaseSelector, FeatureInput, Ranking, RankingInput, stored
 
 
@@ -25,11 +24,7 @@ class BehaviourConsensusSelector(BaseSelector):
     async def features(self, given: FeatureInput) -> dict[str, Any]:
         """The consensus record (ranks, supports, counts: no patch text, no output)."""
         agreement, _ = given.once(line_agreement)  # shared with self_consistency
-        rows: dict[str, dict[str, Any] | None] = {}
-        approximate = given.repository is not None and given.repository.approximate
-        for c in given.task.candidates:  # each analysis is shared with the other selectors
-            result = await given.repository.analysis(c.patch) if given.repository else None
-            rows[c.id] = post_row(result, approximate)
+        rows, _ = await given.post_rows()  # each analysis is shared with the other selectors
         return {KEY: consensus_record(given.patches, rows, agreement, given.probes)}
 
     def ranking(self, task: RankingInput) -> Ranking:

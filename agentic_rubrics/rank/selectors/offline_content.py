@@ -17,7 +17,6 @@ from agentic_rubrics.rank.content import (
     ContentWeights,
     content_features,
     content_ranking,
-    post_row,
     read_weights,
     shipped_weights,
 )
@@ -41,18 +40,11 @@ class OfflineContentSelector(BaseSelector):
 
     async def features(self, given: FeatureInput) -> dict[str, Any]:
         agreement, _ = given.once(line_agreement)  # shared with self_consistency and offline
-        post: dict[str, dict[str, Any] | None] = {}
         tree = given.repository is not None and given.repository.root is not None
-        approximate = given.repository is not None and given.repository.approximate
-        for c in given.task.candidates:
-            result = await given.repository.analysis(c.patch) if given.repository else None
-            post[c.id] = post_row(result, approximate)
+        post, analysed = await given.post_rows()
         return {
             "content_features": content_features(given.patches, post, agreement),
-            "content_postimage": {
-                "tree": tree,
-                "analysed": sum(1 for r in post.values() if r is not None),
-            },
+            "content_postimage": {"tree": tree, "analysed": analysed},
         }
 
     def ranking(self, task: RankingInput) -> Ranking:
