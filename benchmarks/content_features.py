@@ -80,8 +80,9 @@ def task_trees(
     return tree
 
 
-STANDS_IN = "diff_stands_in"
-"""A cached row's mark: the patch did not apply to an approximate tree, its diff stands in."""
+STANDS_IN = "failed_on_release"
+"""A cached row's mark: the patch did not apply to an approximate tree (git apply and patch failed;
+an empty patch is a row of its own), its diff stands in (a mark of an earlier name is analysed anew)."""
 
 
 def _row(patch: str, tree: Path, approximate: bool) -> dict[str, Any] | None:
