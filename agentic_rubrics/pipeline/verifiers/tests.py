@@ -278,13 +278,9 @@ class TestsVerifier:
 
 def _graded(task: Task, grades: Grades, graded: Graded, *, approximate: bool = False) -> Graded:
     """The grades as the task's record holds them (``approximate``: on a release sdist standing in
-    for the base commit, each row and the record say so, and a patch that does not apply there gets no
-    score, ``approximate_not_applied``: it may apply to the base commit)."""
+    for the base commit, each row and the record say so)."""
     if approximate:
         grades.rows = [r.model_copy(update={"approximate_tree": True}) for r in grades.rows]
-        for cid, why in grades.reasons.items():
-            if why == "patch_does_not_apply":
-                grades.pass_rate[cid], grades.reasons[cid] = None, "approximate_not_applied"
     graded.baselines[FEATURE] = {
         "status": "graded",
         "reason": None,
