@@ -77,22 +77,6 @@ def test_a_patch_that_does_not_apply_fails_applies_and_leaves_the_rest_undecided
     for spec in ({"parses": True}, {"no_new_undefined_names": True}):
         assert _decide(repo, patch, spec) == (None, "check_error", "not_applied")
     assert _decide(repo, patch, {"changes_function": "pkg/mod.py::helper"})[2] == "not_applied"
-    # on a release standing in for the base commit, not applying says nothing: nothing is decided
-    result = analyze_patch(repo, patch)
-    for spec in ({"applies": True}, {"parses": True}, {"changes_function": "pkg/mod.py::helper"}):
-        got = decide(_check(spec), result, approximate=True)
-        assert (got.value, got.reason, got.detail) == (
-            None,
-            "check_error",
-            "approximate_not_applied",
-        )
-    rubric, _ = parse_rubric(RUBRIC, "rubrics.yaml")
-    asked = list(check_verdicts(rubric, patch, instance_id="t", candidate_id="c").values())
-    for approximate, origin in ((False, "checked"), (True, "missing")):
-        decided = asyncio.run(
-            RepoAnalyses(repo, approximate=approximate).decide_items(rubric, asked, patch)
-        )
-        assert {v.item_id: v.origin for v in decided}["IN1"] == origin
 
 
 def test_a_patch_that_applies_only_with_fuzz_is_recorded_as_such(git_repo: MakeRepo) -> None:

@@ -7,9 +7,7 @@ of the touched files; the tree itself is never modified):
 
 - ``applies: true`` — ``git apply`` or, failing it, ``patch --batch --fuzz=5 -p1`` applies the patch.
   The verdict's ``detail`` records how: ``git_apply``, ``patch_fuzz``, ``failed`` (0) or ``empty`` (0: an
-  empty patch has nothing to apply and can never be the fix). On an approximate tree (a release
-  standing in for the base commit) a patch that does not apply leaves it, and every other check,
-  ``missing: check_error`` with the detail ``approximate_not_applied``.
+  empty patch has nothing to apply and can never be the fix).
 - ``parses: true`` — every changed Python file's post-image parses.
 - ``no_new_undefined_names: true`` — the patch introduces no pyflakes message of the undefined-name kind:
   ``UndefinedName``, ``UndefinedLocal`` (a local used before assignment) and ``UndefinedExport`` (a
@@ -186,10 +184,8 @@ def _incomplete(f: FileFinding) -> bool:
     return bool(_INCOMPLETE.intersection(f.reasons))
 
 
-def decide(check: Check, result: PostimageResult, approximate: bool = False) -> RepoOutcome:
-    """Decide one repository-aware check on a candidate's post-image analysis. ``approximate``: the
-    tree is a release standing in for the base commit; a patch that does not apply to it leaves
-    every check undecided (``approximate_not_applied``): it may apply to the base commit."""
+def decide(check: Check, result: PostimageResult) -> RepoOutcome:
+    """Decide one repository-aware check on a candidate's post-image analysis."""
     name = check.name
     if "no_repository" in result.reasons:
         return RepoOutcome(None, "no_repository")
@@ -203,8 +199,6 @@ def decide(check: Check, result: PostimageResult, approximate: bool = False) -> 
     if "not_confined" in result.reasons:
         return _undecided("not_confined")
     method = result.apply.method
-    if approximate and method == "failed":
-        return _undecided("approximate_not_applied")
     if name == "applies":
         if method in ("git_apply", "patch_fuzz"):
             return RepoOutcome(1, name, method)
@@ -355,7 +349,7 @@ class RepoAnalyses:
             got = (
                 RepoOutcome(None, "no_repository", self.unavailable)
                 if result is None
-                else decide(item.check, result, self.approximate)
+                else decide(item.check, result)
             )
             missing = got.value is None
             out[n] = v.model_copy(
