@@ -80,34 +80,25 @@ def task_trees(
     return tree
 
 
-STANDS_IN = "failed_on_release"
-"""A cached row's mark: the patch did not apply to an approximate tree (git apply and patch failed;
-an empty patch is a row of its own), its diff stands in (a mark of an earlier name is analysed anew)."""
-
-
-def _row(patch: str, tree: Path, approximate: bool) -> dict[str, Any] | None:
-    """The patch's post-image row (``None``: not attempted, e.g. a timeout: retried next time;
-    :data:`STANDS_IN`: it does not apply to the approximate tree)."""
-    result = analyze_patch(tree, patch)
-    if result.apply.method == "not_attempted":
-        return None
-    return post_row(result, approximate) or {STANDS_IN: True}
+def _row(patch: str, tree: Path) -> dict[str, Any] | None:
+    """The patch's post-image row (``None``: not attempted, e.g. a timeout: retried next time). On
+    an approximate tree, as in a run, a patch that does not apply is read as not applying."""
+    return post_row(analyze_patch(tree, patch))
 
 
 def post_rows(
     pool_tasks: list[Any], trees: TreeOf, rows_file: Path, workers: int = 2
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str], set[str], dict[str, float]]:
-    """Post-image rows by ``patch_key`` for every instance whose tree is at hand (on an approximate
-    tree where a patch does not apply: none of the instance's, the diffs stand in as in a run); the
-    instances without one, by reason; those on an approximate tree; and timings. Rows already in
-    ``rows_file`` are reused (a row on an approximate tree is stored under its key and the tree's tag:
-    another rule or release is analysed anew)."""
+    """Post-image rows by ``patch_key`` for every instance whose tree is at hand; the instances
+    without one, by reason; those on an approximate tree; and timings. Rows already in ``rows_file``
+    are reused (a row on an approximate tree is stored under its key and the tree's tag: another rule
+    or release is analysed anew)."""
     done: dict[str, dict[str, Any]] = {}
     if rows_file.exists():
         for line in rows_file.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
-                if "delta" in r or r.get(STANDS_IN):  # one from before behaviour_consensus: again
+                if "delta" in r:  # a row from before behaviour_consensus is analysed again
                     done[r["key"]] = r
     missing: dict[str, str] = {}
     found: dict[str, tuple[Path, str | None]] = {}
@@ -135,8 +126,7 @@ def post_rows(
     with rows_file.open("a") as out, ThreadPoolExecutor(workers) as ex:
 
         def analyse(key: str) -> dict[str, Any] | None:
-            path, tag = found[keys[key][0]]
-            return _row(keys[key][1], path, tag is not None)
+            return _row(keys[key][1], found[keys[key][0]][0])
 
         for key, row in zip(jobs, ex.map(analyse, jobs), strict=True):
             if row is None:  # not attempted (e.g. a timeout): the diff stands in, retried next time
@@ -145,10 +135,7 @@ def post_rows(
             out.write(json.dumps(done[stored(key)]) + "\n")
             out.flush()
     approximate = {iid for iid, (_, tag) in found.items() if tag is not None}
-    # as a run (rank.content.pool_rows): one patch that does not apply to an approximate tree, and
-    # the diff stands in for the whole pool
-    diffs = {keys[k][0] for k in keys if done.get(stored(k), {}).get(STANDS_IN)}
-    rows = {k: done[stored(k)] for k in keys if stored(k) in done and keys[k][0] not in diffs}
+    rows = {k: done[stored(k)] for k in keys if stored(k) in done}
     timings = {"provision_s": round(provision_s, 1), "analysis_s": round(time.monotonic() - started, 1),
                "analysed_now": len(jobs)}  # fmt: skip
     return rows, missing, approximate, timings

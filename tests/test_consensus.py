@@ -13,13 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from agentic_rubrics.datasets.repos import RepoTree
 from agentic_rubrics.rank.agreement import line_agreement
 from agentic_rubrics.rank.consensus import Signature, consensus, consensus_record, signature
 from agentic_rubrics.rank.content import post_row
 from agentic_rubrics.rank.rerank import select
 from agentic_rubrics.rank.selectors import FeatureInput, get_selector
-from agentic_rubrics.rubric.checks_repo import RepoAnalyses, repo_analyses
+from agentic_rubrics.rubric.checks_repo import RepoAnalyses
 from agentic_rubrics.rubric.postimage import analyze_patch
 from agentic_rubrics.rubric.postimage.behaviour import compare
 from agentic_rubrics.types import Candidate, Task
@@ -199,71 +198,27 @@ def test_the_selector_reads_the_judge_s_analyses_and_stores_no_code(git_repo: Ma
     assert values["a1"] == values["a2"] > values["b1"]
 
 
-def test_on_an_approximate_tree_a_patch_that_does_not_apply_is_read_from_its_diff(
+def test_a_patch_made_not_to_apply_ranks_below_and_turns_no_one_else_s_reading(
     git_repo: MakeRepo,
 ) -> None:
-    """A release standing in for the base commit (``repos.approximate_trees``) is not the tree the
-    candidates were written against: failing to apply there says nothing of them, so their diff
-    stands in (both tree-aware selectors read the same rows); on the base commit they rank below."""
+    """The fix with a section on a file no tree has: it does not apply, so it ranks below every
+    candidate that does (on an approximate tree too: a candidate that cannot be checked on the tree
+    at hand never outranks one that can), and the others are still read from the tree (a no-op stays
+    out of the vote)."""
     repo, diff = git_repo({"pkg/__init__.py": "", "pkg/mod.py": MOD})
-    patches = _diffs(repo, diff, {"a1": FIX, **OTHERS})
-    # the fix written against another version of the file: a line it removes is not in this one
-    patches["s"] = patches["a1"].replace(
-        "     return total\n", "-    return totals\n+    return total\n"
-    )
-    failed = analyze_patch(repo, patches["s"])
-    assert not failed.applied
-    assert post_row(failed, approximate=False) == post_row(failed) != None  # noqa: E711
-    assert post_row(failed, approximate=True) is None
+    patches = _diffs(repo, diff, {"a1": FIX, "a2": FIX_REWRITTEN, "doc": NOISY})
+    nowhere = "diff --git a/nowhere.py b/nowhere.py\n--- a/nowhere.py\n+++ b/nowhere.py\n"
+    patches["bogus"] = patches["a1"] + nowhere + "@@ -1 +1 @@\n-X = 1\n+X = 2\n"
+    failed = analyze_patch(repo, patches["bogus"])
+    assert not failed.applied and post_row(failed) is not None
     task = Task(instance_id="t-1", problem_statement="total_of goes negative",
                 candidates=[Candidate(id=c, patch=p) for c, p in patches.items()])  # fmt: skip
-    tiers = {}
-    for approximate in (False, True):
-        given = FeatureInput(task, None, RepoAnalyses(repo, approximate=approximate))
-        record = asyncio.run(get_selector("behaviour_consensus").features(given))[
-            "behaviour_consensus"
-        ]
-        content = asyncio.run(get_selector("offline_content").features(given))["content_features"]
-        tiers[approximate] = (record["support"]["s"] >= 2, content["s"]["not_applied"])
-    assert tiers == {False: (False, 1.0), True: (True, 0.0)}
-
-
-def test_on_an_approximate_tree_one_patch_that_does_not_apply_turns_the_pool_to_diffs(
-    git_repo: MakeRepo,
-) -> None:
-    """Normal forms and diff lines do not compare: were only the patch that does not apply read from
-    its diff, it would share nothing with the others' normal forms, and a wrong group written
-    against the same other version would win. The whole pool is read from its diffs instead."""
-    repo, _ = git_repo(
-        {"pkg/__init__.py": "", "pkg/mod.py": "def total_of(a, b):\n    return a + b\n"}
-    )
-
-    def patch(new: str, old: str = "    return a + b") -> str:
-        head = "diff --git a/pkg/mod.py b/pkg/mod.py\n--- a/pkg/mod.py\n+++ b/pkg/mod.py\n"
-        return head + f"@@ -1,2 +1,2 @@\n def total_of(a, b):\n-{old}\n+    return {new}\n"
-
-    stale = "    return (a + b)"  # the line in the version the last three were written against
-    patches = {"f1": patch("max(a + b, 0)"), "f2": patch("max(a + b, 0)")}
-    patches |= {"fs": patch("max(a + b, 0)", stale)}
-    patches |= {"w1": patch("abs(a + b)", stale), "w2": patch("abs(a + b)", stale)}
-    task = Task(instance_id="t-1", problem_statement="total_of goes negative",
-                candidates=[Candidate(id=c, patch=p) for c, p in patches.items()])  # fmt: skip
-    expected = {False: ({"diff": 3, "tree": 2}, "f1"), True: ({"diff": 5}, "fs")}
-    for approximate, (basis, top) in expected.items():
-        given = FeatureInput(task, None, RepoAnalyses(repo, approximate=approximate))
-        record = asyncio.run(get_selector("behaviour_consensus").features(given))[
-            "behaviour_consensus"
-        ]
-        assert record["basis"] == basis
-        # the fix: on the base commit the two that apply; on a release, the one sharing lines with
-        # every other (the same fix written against the other version), never the wrong group
-        assert _top(record["rank"]) in ({"f1", "f2"} if top == "f1" else {"f1", "f2", "fs"})
-    # a run's analyses know their tree is one (``repos.approximate_trees``' trees are)
-    for source in ("approximate", "cache"):
-        tree = RepoTree(repo, source, "o/n", "abc", None, True, "none", 0.0)  # type: ignore[arg-type]
-        found = asyncio.run(repo_analyses(task, None, lambda _, t=tree: t, always=True))
-        assert found is not None and found.root == repo
-        assert found.approximate is (source == "approximate")
+    given = FeatureInput(task, None, RepoAnalyses(repo))
+    record = asyncio.run(get_selector("behaviour_consensus").features(given))["behaviour_consensus"]
+    ranks = record["rank"]
+    assert ranks["doc"] is None and ranks["bogus"] < min(ranks["a1"], ranks["a2"])
+    content = asyncio.run(get_selector("offline_content").features(given))["content_features"]
+    assert content["bogus"]["not_applied"] == 1.0 and content["a1"]["not_applied"] == 0.0
 
 
 def test_a_reproduction_script_at_the_root_is_not_the_program(git_repo: MakeRepo) -> None:
@@ -339,7 +294,14 @@ def test_only_a_new_root_script_nothing_names_is_scratch() -> None:
         "pytest_plugins = ['helper']",
     ):
         assert kept(script + edit + f"-x = 1\n+{uses}\n", "helper.py"), uses
-    for name in ("typing.py", "setup.py", "sitecustomize.py", "pkg/reproduce.py", "run.txt"):
+    for name in (
+        "typing.py",
+        "setup.py",
+        "sitecustomize.py",
+        "__main__.py",
+        "manage.py",
+        "pkg/x.py",
+    ):
         assert kept(_new(name, "X = 1"), name), name
     gone = (
         "diff --git a/calc.py b/calc.py\ndeleted file mode 100644\n--- a/calc.py\n+++ /dev/null\n"

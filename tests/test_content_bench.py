@@ -146,15 +146,15 @@ def test_the_default_changes_only_above_zero_on_both_files_and_below_on_no_slice
     assert decide(table, list(table), files)["default"] == "passes_better"
 
 
-def test_post_rows_on_an_approximate_tree_keep_a_patch_that_does_not_apply_to_its_diff(
+def test_post_rows_on_an_approximate_tree_are_cached_apart_and_read_as_a_run_reads_them(
     tmp_path: Path, git_repo: Any
 ) -> None:
     """The content study's rows on a release standing in for the base commit (``--approximate-
-    trees``): a patch that does not apply there is left to its diff (as a run does), cached apart from
+    trees``): a patch that does not apply there does not apply (as a run reads it), cached apart from
     the base commit's rows and from another release's; an instance without any tree is named."""
     from types import SimpleNamespace
 
-    from content_features import STANDS_IN, patch_key, post_rows
+    from content_features import patch_key, post_rows
 
     from agentic_rubrics.exceptions import RepoError
 
@@ -183,10 +183,11 @@ def test_post_rows_on_an_approximate_tree_keep_a_patch_that_does_not_apply_to_it
     assert timings["analysed_now"] == 5
     assert rows[patch_key("base", stale)]["applied"] is False  # ranks below on the base commit
     assert rows[patch_key("fits", fits)]["applied"] is True
-    # one patch does not apply to the release: the diffs stand in for the whole pool
-    assert patch_key("release", stale) not in rows and patch_key("release", fits) not in rows
+    assert rows[patch_key("release", stale)]["applied"] is False  # as on any tree
     stored = [json.loads(line) for line in rows_file.read_text().splitlines()]
-    assert {r["key"] for r in stored if r.get(STANDS_IN)} == {patch_key("release", stale) + "@r1"}
+    assert {r["key"] for r in stored if r["key"].endswith("@r1")} == {
+        patch_key("release", p) + "@r1" for p in (fits, stale)
+    } | {patch_key("fits", fits) + "@r1"}
     again = post_rows(tasks, trees, rows_file)
     assert again[0] == rows and again[3]["analysed_now"] == 0
     tags["release"] = "r2"  # another release: analysed anew

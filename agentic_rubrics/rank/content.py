@@ -77,15 +77,14 @@ WEIGHTS_FILE = Path(__file__).with_name("content_weights.json")
 """The shipped weights of ``offline_content``, with their provenance."""
 
 
-def post_row(result: PostimageResult | None, approximate: bool = False) -> dict[str, Any] | None:
+def post_row(result: PostimageResult | None) -> dict[str, Any] | None:
     """What the content features and behaviour consensus read of one post-image analysis (``None``:
     no analysis, or one that could not be attempted, e.g. it timed out: then the diff stands in).
-    ``approximate``: the tree is a release standing in for the base commit
-    (:mod:`agentic_rubrics.datasets.sdist_trees`); a patch that does not apply to it says nothing
-    of the base commit, so the diff stands in for it too. Names and hashes only, never contents."""
+    On an approximate tree (a release standing in for the base commit) a patch that does not apply
+    is read as one that does not apply, as everywhere: a candidate that cannot be checked on the tree
+    at hand never outranks one that can (a patch made to fail there on purpose must not escape).
+    Names and hashes only, never contents."""
     if result is None or result.apply.method == "not_attempted":
-        return None
-    if approximate and result.apply.method == "failed":
         return None
     cats = result.introduced_by_category()
     funcs = sorted(
@@ -110,18 +109,6 @@ def post_row(result: PostimageResult | None, approximate: bool = False) -> dict[
             if f.python and f.behaviour_delta is not None and program_file(f.path)
         },
     }
-
-
-def pool_rows(
-    results: Mapping[str, PostimageResult | None], approximate: bool = False
-) -> dict[str, dict[str, Any] | None]:
-    """Each candidate's :func:`post_row`. On an approximate tree, when some patch of the pool does
-    not apply there, no candidate's: what the tree says of the others (normal forms, functions) does
-    not compare with a diff standing in for that one, so the diff stands in for all, as without a
-    tree."""
-    if approximate and any(r is not None and r.apply.method == "failed" for r in results.values()):
-        return dict.fromkeys(results)
-    return {c: post_row(r, approximate) for c, r in results.items()}
 
 
 def diff_functions(patch: str) -> list[str] | None:

@@ -305,13 +305,11 @@ class RepoAnalyses:
     patch, in a worker process: :mod:`agentic_rubrics.rubric.postimage.worker`). ``root`` ``None``: there is
     no tree, and every repository-aware item is ``missing: no_repository``; ``unavailable`` then says
     why a configured repository could not be had (a :class:`RepoError` reason, the verdicts' detail:
-    such a gap is retried on resume), ``None`` when the run has none configured. ``approximate``: the
-    tree is a release standing in for the base commit (``repos.approximate_trees``)."""
+    such a gap is retried on resume), ``None`` when the run has none configured."""
 
     root: Path | None
     config: PostimageConfig | None = None
     unavailable: str | None = None
-    approximate: bool = False
     _done: dict[str, PostimageResult] = field(default_factory=dict)
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
@@ -387,6 +385,4 @@ async def repo_analyses(
     except RepoError as exc:
         log.warning("%s: repository-aware checks have no repository: %s", task.instance_id, exc)
         return RepoAnalyses(None, unavailable=_detail_code(exc.reason))
-    if tree is None:
-        return RepoAnalyses(None)
-    return RepoAnalyses(tree.path, approximate=tree.source == "approximate")
+    return RepoAnalyses(tree.path if tree is not None else None)

@@ -85,18 +85,17 @@ class FeatureInput:
         return {c.id: c.patch for c in self.task.candidates}
 
     async def post_rows(self) -> tuple[dict[str, dict[str, Any] | None], int]:
-        """Each candidate's post-image row (:func:`agentic_rubrics.rank.content.pool_rows`: ``None``
+        """Each candidate's post-image row (:func:`agentic_rubrics.rank.content.post_row`: ``None``
         without a tree) and how many patches were analysed (not timed out); each analysis is the
         judge's, shared."""
-        from agentic_rubrics.rank.content import pool_rows
+        from agentic_rubrics.rank.content import post_row
 
         results = {
             c.id: await self.repository.analysis(c.patch) if self.repository else None
             for c in self.task.candidates
         }
-        approximate = self.repository is not None and self.repository.approximate
         analysed = sum(1 for r in results.values() if r and r.apply.method != "not_attempted")
-        return pool_rows(results, approximate), analysed
+        return {c: post_row(r) for c, r in results.items()}, analysed
 
 
 class RankingInput(Protocol):
