@@ -94,12 +94,14 @@ def post_rows(
     are reused (a row on an approximate tree is stored under its key and the tree's tag: another rule
     or release is analysed anew)."""
     done: dict[str, dict[str, Any]] = {}
-    if rows_file.exists():
-        for line in rows_file.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                if "delta" in r:  # a row from before behaviour_consensus is analysed again
-                    done[r["key"]] = r
+    text = rows_file.read_text() if rows_file.exists() else ""
+    for line in text.splitlines():
+        try:
+            r = json.loads(line) if line.strip() else {}
+        except json.JSONDecodeError:  # the end of a run killed mid-line: analysed again
+            continue
+        if "delta" in r:  # a row from before behaviour_consensus is analysed again
+            done[r["key"]] = r
     missing: dict[str, str] = {}
     found: dict[str, tuple[Path, str | None]] = {}
     started = time.monotonic()
@@ -124,6 +126,8 @@ def post_rows(
     started = time.monotonic()
     rows_file.parent.mkdir(parents=True, exist_ok=True)
     with rows_file.open("a") as out, ThreadPoolExecutor(workers) as ex:
+        if text and not text.endswith("\n"):
+            out.write("\n")  # a killed run's partial line stays apart from the next row
 
         def analyse(key: str) -> dict[str, Any] | None:
             return _row(keys[key][1], found[keys[key][0]][0])

@@ -192,3 +192,12 @@ def test_post_rows_on_an_approximate_tree_are_cached_apart_and_read_as_a_run_rea
     assert again[0] == rows and again[3]["analysed_now"] == 0
     tags["release"] = "r2"  # another release: analysed anew
     assert post_rows(tasks, trees, rows_file)[3]["analysed_now"] == 2
+    # a run killed while writing a row: the partial line is skipped and its row analysed again
+    text = rows_file.read_text()
+    last = text.splitlines()[-1]
+    rows_file.write_text(text[: -len(last) - 1] + last[: len(last) // 2])
+    resumed = post_rows(tasks, trees, rows_file)
+    assert (
+        resumed[3]["analysed_now"] == 1
+        and post_rows(tasks, trees, rows_file)[3]["analysed_now"] == 0
+    )
