@@ -42,6 +42,7 @@ from content_features import post_rows, task_trees
 from content_rerank import MIN_SLICE_POOLS, build, slice_families, slice_pools
 from default_ranking import DEFAULT
 
+from agentic_rubrics.datasets.sdist_trees import RULES
 from agentic_rubrics.datasets.swebench import PoolOptions, load_candidates_file
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.rank import metrics
@@ -219,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--approximate-trees",
         default="none",
-        choices=("none", "nearest", "first", "last", "previous"),
+        choices=("none", *RULES),
         help="as swebench_rerank.py's: post-image rows on a release sdist where Django cannot be had",
     )
     parser.add_argument("--out", type=Path, help="write results.json here")

@@ -49,6 +49,7 @@ from typing import Any
 from content_fit import fit_weights
 from rerank_metrics import method_metrics, print_summary, sanity
 
+from agentic_rubrics.datasets.sdist_trees import RULES
 from agentic_rubrics.datasets.swebench import (
     PoolOptions,
     load_candidates_file,
@@ -163,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--approximate-trees",
         default="none",
-        choices=("none", "nearest", "first", "last", "previous"),
+        choices=("none", *RULES),
         help="with --content: where a repository too big to mirror (Django) cannot be had, the"
         " post-image rows are read on the release sdist this rule chooses (agentic_rubrics.datasets"
         ".sdist_trees; kept beside --repo-cache); the rubric stays the one written without a tree",

@@ -13,8 +13,8 @@ the function the fix changes, written in a different way.
   (``reproduce_issue.py``: the issue's words, an import of the function's module), as agents
   leave them.
 
-Each returns the file's change (``scratch_script``: the new file); a result that does not parse, or a reformat that changes the syntax
-tree, is :class:`~agentic_rubrics.gaming.target.NotBuilt`.
+Each returns the file's change (``scratch_script``: the new file); a result that does not parse, or
+a reformat that changes the syntax tree, is :class:`~agentic_rubrics.gaming.target.NotBuilt`.
 """
 
 from __future__ import annotations
