@@ -23,18 +23,10 @@ import ast
 
 from agentic_rubrics.gaming.diffs import FileChange
 from agentic_rubrics.gaming.target import AttackInput, NotBuilt, Target
+from agentic_rubrics.rank.probe_inputs import parses
 
 Built = tuple[list[FileChange], str | None]
 """An attack's file changes and its variant (``None``: the only one)."""
-
-
-def parses(text: str) -> bool:
-    """Whether ``text`` is Python that parses."""
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 def _splice(t: Target, start: int, end: int, new: list[str]) -> str:

@@ -20,8 +20,9 @@ import os
 from pathlib import Path, PurePosixPath
 
 from agentic_rubrics.gaming.diffs import FileChange
-from agentic_rubrics.gaming.edits import Built, noop, parses
+from agentic_rubrics.gaming.edits import Built, noop
 from agentic_rubrics.gaming.target import AttackInput, NotBuilt, changed_module, read_tree_file
+from agentic_rubrics.rank.probe_inputs import parses
 
 HOOK = (
     "def pytest_collection_modifyitems(items):\n"

@@ -73,11 +73,12 @@ def _sessions(text: str) -> list[str]:
             current[-1] += "\n" + (m.group(1) or "")
         elif current is not None and not line.strip() and not _PROMPT.match(following[n]):
             current = None
-    statements = [[s for s in session if _parses(s)] for session in found]
+    statements = [[s for s in session if parses(s)] for session in found]
     return ["\x00".join(s) for s in statements if s]
 
 
-def _parses(source: str) -> bool:
+def parses(source: str) -> bool:
+    """Whether ``source`` is Python that parses (a parser that runs out of depth or memory: no)."""
     try:
         ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -124,7 +125,7 @@ def issue_snippets(text: str) -> list[Snippet]:
     for lang, body in _pieces(text):
         if lang is None or (lang in _CODE_LANGS and _ANY_PROMPT.search(body)):
             found += [Snippet("session", s) for s in _sessions(body)]
-        elif lang in _CODE_LANGS and body.strip() and _parses(body):
+        elif lang in _CODE_LANGS and body.strip() and parses(body):
             found.append(Snippet("block", body))
     return list(dict.fromkeys(s for s in found if len(s.source) <= MAX_SNIPPET_CHARS))[
         :MAX_SNIPPETS
