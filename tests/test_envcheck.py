@@ -20,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentic_rubrics.cli.app import app
+from agentic_rubrics.sandbox import testrun_swerex
 from agentic_rubrics.sandbox.bwrap import bwrap_problem
 from agentic_rubrics.sandbox.testenv import (
     EnvBuildError,
@@ -217,8 +218,13 @@ def test_a_log_that_names_no_status_is_unparsable_not_guessed() -> None:
     assert why(run, "pytest") is None  # pytest's no-tests keeps its own reading
 
 
-def test_env_check_on_a_swerex_deployment(upstream: tuple[str, str], tmp_path: Path) -> None:
+def test_env_check_on_a_swerex_deployment(
+    upstream: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     template, sha = upstream
+    stages = tmp_path / "stages"  # the local deployment's /tmp: each run's staging folder goes
+    stages.mkdir()
+    monkeypatch.setattr(testrun_swerex, "STAGE_ROOT", str(stages))
     dataset = tmp_path / "rows.jsonl"
     row = _row("acme__calc-1", "acme/calc", sha, TESTS, ["tests/test_calc.py::test_add"])
     dataset.write_text(json.dumps(row) + "\n")
@@ -232,6 +238,7 @@ def test_env_check_on_a_swerex_deployment(upstream: tuple[str, str], tmp_path: P
     assert [(r["reason"], r["gold"]["fail_to_pass"]) for r in report["rows"]] == [
         ("runnable", {"passed": 1})
     ]
+    assert list(stages.iterdir()) == []
 
 
 def test_env_check_refuses_an_unknown_instance(upstream: tuple[str, str], tmp_path: Path) -> None:

@@ -17,8 +17,10 @@ nothing (a throwaway copy of the tree on this machine).
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import secrets
+import shlex
 import time
 
 from agentic_rubrics.exceptions import SandboxError
@@ -81,6 +83,7 @@ async def run_tests_swerex(
         done = await sandbox.run(text, timeout=limits.timeout_s, max_output=400_000)
         ran = time.perf_counter()
     finally:
+        await _unstage(sandbox, stage)
         await sandbox.close()
     run = outcome(done, command)
     run.infra = list(run_plan.infra)
@@ -92,6 +95,14 @@ async def run_tests_swerex(
         "close_ms": round((end - ran) * 1000, 2),
     }
     return run
+
+
+async def _unstage(sandbox: SweRexSandbox, stage: str) -> None:
+    """Remove the staging folder: a deployment that outlives the run (``swerex-local`` on this
+    host's ``/tmp``, a ``swerex-remote`` server) would keep it. Best effort: a deployment that cannot
+    run it any more is being thrown away."""
+    with contextlib.suppress(SandboxError):
+        await sandbox.run(f"rm -rf -- {shlex.quote(stage)}", timeout=60.0)
 
 
 async def _stage(
