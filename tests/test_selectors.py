@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,8 +16,10 @@ from agentic_rubrics.pipeline.config import BASE_SELECTORS, RunConfig
 from agentic_rubrics.pipeline.runner import report_folder, run
 from agentic_rubrics.rank.agreement import line_agreement
 from agentic_rubrics.rank.rerank import select, selection_evidence
-from agentic_rubrics.rank.selectors import BUILTIN, get_selector, selector_names
+from agentic_rubrics.rank.selectors import BUILTIN, FeatureInput, get_selector, selector_names
+from agentic_rubrics.rank.selectors.self_consistency import NO_LINES
 from agentic_rubrics.runfolder.files import read_jsonl
+from agentic_rubrics.types import Candidate, Task
 
 TOY = '''
 """A toy selector: the shortest patch wins (its one file)."""
@@ -199,11 +202,36 @@ PATCH = """--- a/m.py
 def test_self_consistency_never_lets_empty_patches_outvote_a_change() -> None:
     patches = {"e1": "", "e2": "  \n", "e3": "", "a": PATCH.format(2), "b": PATCH.format(3)}
     agreement, _ = line_agreement(patches)
-    assert agreement["e1"] > agreement["a"]  # empty patches agree fully with each other
+    assert (
+        agreement["e1"] == agreement["e2"] == 0.0
+    )  # nothing changed: no agreement, even among them
+    assert agreement["a"] == agreement["b"] > 0
     scores = {c: SimpleNamespace(empty_patch=is_empty_patch(p)) for c, p in patches.items()}
     task = SimpleNamespace(
         instance_id="t", scores=scores, baselines={"self_consistency": agreement}
     )
     ranking = get_selector("self_consistency").ranking(task)  # type: ignore[arg-type]
     assert ranking["e1"] is ranking["e2"] is None
+    assert select("t", ranking, "self_consistency").candidate_id in ("a", "b")
+
+
+def test_self_consistency_never_picks_a_reply_that_is_not_a_diff() -> None:
+    """Three copies of an agent's prose reply, and three different ones, beside two real changes:
+    they change no line, agree with nothing, and are never picked (they used to agree fully with
+    each other and win the default selector's pick)."""
+    prose = ["I could not produce a fix.\n"] * 3 + ["Sorry.", "No diff here\n", "+ not a hunk\n"]
+    patches = {f"p{i}": text for i, text in enumerate(prose)}
+    patches |= {"a": PATCH.format(2), "b": PATCH.format(3)}
+    candidates = [Candidate(id=c, patch=p) for c, p in patches.items()]
+    task = Task(instance_id="t", problem_statement="x", candidates=candidates)
+    selector = get_selector("self_consistency")
+    baselines = asyncio.run(selector.features(FeatureInput(task)))
+    assert all(baselines["self_consistency"][f"p{i}"] == 0.0 for i in range(6))
+    scores = {c: SimpleNamespace(empty_patch=is_empty_patch(p)) for c, p in patches.items()}
+    ranked = SimpleNamespace(instance_id="t", scores=scores, baselines=baselines)
+    ranking = selector.ranking(ranked)  # type: ignore[arg-type]
+    assert {c for c, v in ranking.items() if v is not None} == {"a", "b"}
+    assert select("t", ranking, "self_consistency").candidate_id in ("a", "b")
+    del baselines[NO_LINES]  # a run stored before the list: only the agreement values guard it
+    ranking = selector.ranking(SimpleNamespace(instance_id="t", scores=scores, baselines=baselines))  # type: ignore[arg-type]
     assert select("t", ranking, "self_consistency").candidate_id in ("a", "b")

@@ -48,7 +48,7 @@ def test_the_similarity_is_twice_the_lcs_over_the_total_length() -> None:
     for _ in range(300):
         a = [rng.choice("abcde") for _ in range(rng.randrange(0, 30))]
         b = [rng.choice("abcde") for _ in range(rng.randrange(0, 30))]
-        expected = 1.0 if not a and not b else 2 * lcs(a, b) / (len(a) + len(b))
+        expected = 0.0 if not a or not b else 2 * lcs(a, b) / (len(a) + len(b))
         assert line_similarity(a, b) == pytest.approx(expected, abs=1e-12)
     # lines compare whole: a line is one symbol, not its characters
     assert line_similarity(["+x = 1", "+y = 2"], ["+x = 1", "+y = 3"]) == 0.5

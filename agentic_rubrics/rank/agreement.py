@@ -26,8 +26,13 @@ def line_similarity(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
 
     ``1 - (|a| + |b| - 2 LCS(a, b)) / (|a| + |b|) = 2 LCS(a, b) / (|a| + |b|)``, where LCS is the
     length of the longest common subsequence of the two sequences (lines compared whole, exactly);
-    1.0 for two empty sequences. Bit-parallel: about ``|a| |b| / 64`` machine-word steps.
+    0.0 when either is empty: a candidate with no changed lines (not a diff, or only a binary file,
+    a mode or a name changed) shares nothing, not even with another such candidate, so that three
+    replies of prose cannot outvote the real changes. Bit-parallel: about ``|a| |b| / 64``
+    machine-word steps.
     """
+    if not a or not b:
+        return 0.0
     from rapidfuzz.distance import Indel
 
     return float(Indel.normalized_similarity(a, b))
@@ -42,7 +47,8 @@ def line_agreement(
 
     Each distinct sequence of changed lines is compared once with each other one (identical patches
     share a row, and agree with each other fully); lines are numbered per pool, so the comparison is
-    exact. A candidate's value is the mean of its ``similarity`` to every other candidate.
+    exact. A candidate's value is the mean of its ``similarity`` to every other candidate (one with
+    no changed lines agrees with none: see :func:`line_similarity`).
     """
     numbers: dict[str, int] = {}
     keyed: dict[str, tuple[int, ...]] = {}
@@ -54,7 +60,9 @@ def line_agreement(
         keyed[cid] = tuple(numbers.setdefault(ln, len(numbers)) for ln in lines[:max_lines])
     distinct = list(dict.fromkeys(keyed.values()))
     row = {seq: n for n, seq in enumerate(distinct)}
-    sims = [[1.0] * len(distinct) for _ in distinct]
+    sims = [
+        [1.0 if seq else 0.0] * len(distinct) for seq in distinct
+    ]  # identical changes agree fully; none with none
     for i, a in enumerate(distinct):
         for j in range(i + 1, len(distinct)):
             sims[i][j] = sims[j][i] = similarity(a, distinct[j])
@@ -66,7 +74,7 @@ def line_agreement(
     for cid, seq in keyed.items():
         i = row[seq]
         # every other candidate once; fsum: the same value whatever the order of the pool
-        total = math.fsum([*(sizes[j] * sims[i][j] for j in range(len(distinct))), -1.0])
+        total = math.fsum([*(sizes[j] * sims[i][j] for j in range(len(distinct))), -sims[i][i]])
         out[cid] = total / others if others else None
     return out, capped
 
