@@ -42,10 +42,18 @@ from .test_llm_pipeline import cfg, make_inputs
 
 def _scores(folder: Path) -> dict[tuple[str, str], float | None]:
     """The run's S of each candidate, as its reward: 0 for one the checks decided cannot be the fix
-    (no behaviour change, the test infrastructure changed)."""
-    held = {"no_behaviour_change", "tampers_with_tests"}
+    (an empty patch, one whose ``applies`` check is 0, no behaviour change, the test infrastructure
+    changed)."""
+    held = {"no_behaviour_change", "tampers_with_tests", "empty_patch"}
+    unapplied = {
+        (v["instance_id"], v["candidate_id"])
+        for _, v in read_jsonl(folder / "verdicts.jsonl")
+        if v["origin"] == "checked" and v["reason"] == "applies" and v["value"] == 0
+    }
     return {
-        (r["instance_id"], r["candidate_id"]): 0.0 if held & set(r["reasons"]) else r["score"]
+        (r["instance_id"], r["candidate_id"]): 0.0
+        if held & set(r["reasons"]) or (r["instance_id"], r["candidate_id"]) in unapplied
+        else r["score"]
         for _, r in read_jsonl(folder / "scores.jsonl")
     }
 
@@ -105,10 +113,12 @@ def test_missing_is_none_never_zero(demo_run: Path, tmp_path: Path) -> None:
     assert applies and all(v.value == 0 for v in applies)
     not_applied = [v for v in reward.verdicts if v.detail == "not_applied"]
     assert not_applied and all(v.value is None and v.status == "missing" for v in not_applied)
-    present = [(v.weight, v.value) for v in by_id.values() if v.value is not None]
-    assert reward.score == pytest.approx(
-        sum(w * s for w, s in present) / sum(w for w, _ in present)
-    )
+    assert [v.value for v in by_id.values() if v.value is not None and v.value > 0]  # S over the
+    assert reward.score == 0.0 and reward.abstained is None  # rest is not 0: the reward is
+    # nothing, a response with no diff, a diff of prose: the lowest reward too, never S of the checks
+    for response in ("", "hello world", "diff --git a/x b/x\nI could not fix it.\n"):
+        got = compute_score("swe", response, None, {**info, "instance_id": task.instance_id})
+        assert got == 0.0, response
     # a rubric whose every item needs the applied tree: a stray patch has no score at all
     only_tree = rubric(
         runtime=[item("RT1", 2, {"parses": True}), item("RT2", 1, {"no_new_undefined_names": True})]

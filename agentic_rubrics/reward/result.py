@@ -13,6 +13,10 @@ judge thinks of the patch: besides the instance-level cases (no task, no rubric,
    weight the judge is responsible for — every item except those without a verdict by design
    (:data:`BY_DESIGN`: no model configured for them, an empty patch, a patch that does not apply for
    the items decided on its applied files, whose ``applies`` item already says 0).
+
+A candidate the checks decided cannot be the fix (:func:`cannot_be_the_fix`: an empty patch, one that
+does not apply, one that changes no behaviour or changes the test infrastructure) gets 0, the lowest
+reward, whatever the judge said or failed to say.
 """
 
 from __future__ import annotations
@@ -136,9 +140,10 @@ def reward_of(
     ]
     why = absence(score, rows, model_items=model_items, min_coverage=min_coverage)
     value = None if why else score.score
-    if score.no_behaviour_change or score.tampers_with_tests:
+    if cannot_be_the_fix(score, rows):
         # the checks decided it cannot be the fix, or cannot be shown to be: the lowest reward,
-        # whatever a judge said or failed to say (a policy must not learn to insert `pass`)
+        # whatever a judge said or failed to say (a policy must not learn to insert `pass`, to
+        # answer with nothing, or with a diff that does not apply)
         why, value = None, 0.0
     return Reward(
         instance_id=score.instance_id,
@@ -154,6 +159,16 @@ def reward_of(
         judge=judge,
         rubric_hash=rubric.content_hash(),
     )
+
+
+def cannot_be_the_fix(score: CandidateScore, reduced: Iterable[Verdict]) -> bool:
+    """Whether the checks decided the candidate fixes nothing: an empty patch (a response without a
+    diff is one), a patch the ``applies`` check found not to apply to the task's tree (the harness
+    cannot apply it either), no behaviour of the program changed, or the test infrastructure
+    changed."""
+    if score.empty_patch or score.no_behaviour_change or score.tampers_with_tests:
+        return True
+    return any(v.origin == "checked" and v.reason == "applies" and v.value == 0 for v in reduced)
 
 
 def _by_design(v: Verdict) -> bool:
