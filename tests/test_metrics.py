@@ -22,6 +22,7 @@ from agentic_rubrics.rank.metrics import (
     roc_auc,
     tie_rate,
 )
+from agentic_rubrics.rank.rerank import select
 
 # few distinct values so that ties are frequent; None is "no score"
 scores_st = st.one_of(st.none(), st.sampled_from([0.0, 0.25, 0.5, 0.5, 1.0, -math.inf]))
@@ -99,6 +100,22 @@ def test_random_at_k_and_undefined_cases() -> None:
         roc_auc([None, 0.2], [0, 1])
     with pytest.raises(ValueError):
         roc_auc([0.1], [0, 1])
+
+
+def test_nan_scores_and_labels_that_are_not_0_or_1_are_refused() -> None:
+    nan = float("nan")
+    for scores in ([nan, 0.2, 0.9, 0.1], [0.2, nan, 0.9, 0.1]):  # pr_auc looped forever on the 2nd
+        for metric in (roc_auc, pr_auc):
+            with pytest.raises(ValueError, match="NaN"):
+                metric(scores, [1, 0, 1, 0])
+    with pytest.raises(ValueError, match="NaN"):
+        select("t", {"a": nan, "b": 0.5}, "x")  # the pick followed the order of the candidates
+    for labels in ([0.9, 0], [1.7, 0], ["1", 0], [None, 1], [2, 0]):  # were truncated by int()
+        with pytest.raises(ValueError, match="labels must be 0/1"):
+            best_at_k([1, 0], labels, k=1)
+        with pytest.raises(ValueError, match="labels must be 0/1"):
+            roc_auc([0.2, 0.9], labels)
+    assert roc_auc([0.2, 0.9], [False, True]) == roc_auc([0.2, 0.9], [0.0, 1.0]) == 1.0
 
 
 @settings(max_examples=200, deadline=None)

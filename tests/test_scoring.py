@@ -280,3 +280,9 @@ def test_stale_or_foreign_verdicts_are_refused() -> None:
         score(r, [verdict("Z", 1)])
     with pytest.raises(DataError, match="stale weight"):
         score(r, [verdict("A", 1, weight=3)])
+    # another candidate's or task's verdicts cannot score this one (the last row per item would win)
+    theirs = verdict("A", 1).model_copy(update={"candidate_id": "other"})
+    with pytest.raises(DataError, match=r"a verdict of t/other .* to score this candidate"):
+        score(r, [verdict("A", 0), theirs])
+    with pytest.raises(DataError, match="a verdict of elsewhere/c"):
+        score(r, [verdict("A", 1).model_copy(update={"instance_id": "elsewhere"})])

@@ -18,7 +18,8 @@ Score = float | None
 def _labels(labels: Sequence[int | bool]) -> list[int]:
     out = []
     for y in labels:
-        if y is None or int(y) not in (0, 1):
+        # exactly 0 or 1 (a bool is one): 0.9, 1.7 or "1" is a mistake, not a label to truncate
+        if isinstance(y, (str, bytes)) or y not in (0, 1):  # type: ignore[unreachable]
             raise ValueError(f"labels must be 0/1, got {y!r}")
         out.append(int(y))
     return out
@@ -121,7 +122,10 @@ def _average_ranks(values: Sequence[float]) -> list[float]:
 def _numeric(scores: Sequence[Score]) -> list[float]:
     if any(s is None for s in scores):
         raise ValueError("scores must not hold None here; filter them and report coverage")
-    return [float(s) for s in scores if s is not None]
+    out = [float(s) for s in scores if s is not None]
+    if any(math.isnan(x) for x in out):
+        raise ValueError("scores must not be NaN (use None for no score)")
+    return out
 
 
 def roc_auc(scores: Sequence[Score], labels: Sequence[int | bool]) -> float | None:

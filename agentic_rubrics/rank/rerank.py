@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -64,7 +65,16 @@ def tie_break_key(seed: int, instance_id: str, candidate_id: str) -> str:
 def select(
     instance_id: str, ranking: Mapping[str, float | None], selector: str, seed: int = 0
 ) -> Selection:
-    """The top-ranked candidate of one task, ties broken by :func:`tie_break_key`."""
+    """The top-ranked candidate of one task, ties broken by :func:`tie_break_key`.
+
+    Raises:
+        ValueError: a value is NaN (``None`` means no value); NaN has no order, and the pick would
+            follow the order of the candidates.
+    """
+    if any(v is not None and math.isnan(v) for v in ranking.values()):
+        raise ValueError(
+            f"{instance_id}: {selector} values must not be NaN (use None for no value)"
+        )
     if not ranking:
         return Selection(
             instance_id=instance_id,

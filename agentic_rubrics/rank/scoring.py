@@ -109,11 +109,13 @@ def score_candidate(
     ``missing: no_verdict``.
 
     Raises:
-        DataError: a verdict names an item the rubric does not have, or disagrees on its weight.
+        DataError: a verdict names another task or candidate, an item the rubric does not have, or
+            disagrees on its weight.
     """
     policy = policy or DecisionPolicy()
     items = list(rubric.items()) if rubric is not None else []
-    tally = _tally(items, _by_item(items, verdicts, f"{instance_id}/{candidate_id}"))
+    where = f"{instance_id}/{candidate_id}"
+    tally = _tally(items, _by_item(items, _own(verdicts, instance_id, candidate_id, where), where))
     scored = tally.scored
     score = _weighted([(w, s) for _, w, s in scored])
     axis_scores = {a: _weighted([(w, s) for ax, w, s in scored if ax == a]) for a in AXES}
@@ -142,6 +144,20 @@ def score_candidate(
         failed_gates=tally.failed_gates,
         rank_tier=tier,
     )
+
+
+def _own(
+    verdicts: Iterable[Verdict], instance_id: str, candidate_id: str, where: str
+) -> list[Verdict]:
+    """The verdicts, each checked to be this candidate's (another's would score it for nothing)."""
+    rows = list(verdicts)
+    for v in rows:
+        if v.instance_id != instance_id or v.candidate_id != candidate_id:
+            raise DataError(
+                f"{where}: a verdict of {v.instance_id}/{v.candidate_id} (item {v.item_id!r}) was"
+                " given to score this candidate"
+            )
+    return rows
 
 
 def _by_item(
