@@ -5,11 +5,14 @@ reason (or a located error), never a traceback."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.datasets.swebench import load_report_labels, read_records
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.pipeline.config import load_config
@@ -263,3 +266,37 @@ def test_json_files_the_user_hands_in_nested_too_deeply_are_errors_naming_them(
     status.write_text(DEEP)
     with pytest.raises(DataError, match=rf"{status}: JSON nested too deeply"):
         folder.artifact_status("tests", "t1")
+
+
+def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_path: Path) -> None:
+    """A folder given for a file, a file given for a folder, an empty tasks file, an import that
+    yields no task: ``error:`` naming the path, exit 2, nothing written (they gave tracebacks, or
+    exit 0 with a report of nothing)."""
+    exe = str(Path(sys.executable).parent / "agentic-rubrics")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "empty.jsonl").write_text("\n\n")
+    write_tasks_jsonl(tmp_path / "tasks.jsonl")
+    cases = [
+        (["run", "--tasks", "tasks.jsonl", "--out", "afile"], "afile"),
+        (["run", "--tasks", "adir", "--out", "o1"], "adir"),
+        (["import-swebench", "--candidates", "adir", "--out", "t.jsonl"], "adir"),
+        (["run", "--tasks", "empty.jsonl", "--out", "afile"], "empty.jsonl: no tasks"),
+        (["run", "--tasks", "empty.jsonl", "--out", "o2"], "empty.jsonl: no tasks"),
+        (
+            ["import-swebench", "--candidates", "empty.jsonl", "--out", "t.jsonl"],
+            "no task to write",
+        ),
+    ]
+    for args, named in cases:
+        done = subprocess.run(
+            [exe, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 2, (args, done.stderr)
+        assert "Traceback" not in done.stderr and named in done.stderr, (args, done.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "adir",
+        "afile",
+        "empty.jsonl",
+        "tasks.jsonl",
+    ]

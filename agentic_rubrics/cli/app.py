@@ -223,7 +223,7 @@ def import_swebench(
         pool_from_runs,
         write_tasks,
     )
-    from agentic_rubrics.exceptions import AgenticRubricsError
+    from agentic_rubrics.exceptions import AgenticRubricsError, DataError
 
     options = PoolOptions(
         full_run_only=not all_candidates,
@@ -238,6 +238,9 @@ def import_swebench(
             pool = pool_from_runs(dataset, runs(predictions, reports, sources), options)
         else:
             raise typer.BadParameter("give --candidates, or --dataset with --predictions")
+        if not pool.tasks:  # nothing to write: say what was left out, and why
+            left = ", ".join(f"{k}: {v}" for k, v in sorted(pool.dropped.items())) or "none"
+            raise DataError(f"no task to write to {out} (instances left out, by reason: {left})")
         write_tasks(pool, out)
     except AgenticRubricsError as exc:
         raise _failed(exc) from exc
@@ -376,8 +379,16 @@ app.command("clean-containers")(_clean_containers)
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. A path the command cannot read or write (a folder given for a
+    file, a file for a folder, no permission) ends it with ``error:`` naming the path and exit 2,
+    not a traceback."""
+    from agentic_rubrics.cli.exit import EXIT_REFUSED
+
+    try:
+        app()
+    except OSError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise SystemExit(EXIT_REFUSED) from None
 
 
 if __name__ == "__main__":

@@ -11,7 +11,8 @@ from agentic_rubrics.types import Task
 
 
 def load_tasks(path: Path) -> list[Task]:
-    """Read a tasks JSONL file (one task per line). Errors name the file, line and field.
+    """Read a tasks JSONL file (one task per line). Errors name the file, line and field; a file with
+    no task is one (a run of it would report nothing and say all went well).
 
     Fields beyond the task format (gold patch, test patch, hints ...) are dropped on load: nothing
     downstream can read them.
@@ -36,4 +37,6 @@ def load_tasks(path: Path) -> list[Task]:
             )
         seen[task.instance_id] = number
         tasks.append(task)
+    if not tasks:
+        raise DataError(f"{path}: no tasks (expected one JSON object per line)")
     return tasks
