@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from agentic_rubrics import prompts
 from agentic_rubrics.cli.app import app
+from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.runfolder.files import read_jsonl
@@ -317,3 +318,33 @@ def test_the_primary_selector_is_stated_and_falls_back_per_task(tmp_path: Path) 
     assert plain is not None and plain["selection"]["reason"].startswith(
         "the default without a judge model"
     )
+
+
+def test_a_report_says_which_tasks_of_its_tasks_file_were_never_scored(tmp_path: Path) -> None:
+    """A run stopped before some tasks: `report` with the tasks file warns, naming them; with none
+    of them scored it fails (it exited 0 with a report of what little was there)."""
+    write_tasks_jsonl(tmp_path / "all.jsonl")
+    lines = (tmp_path / "all.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "two.jsonl").write_text("".join(lines[:2]))
+    (tmp_path / "three.jsonl").write_text("".join(lines[:3]))
+    (tmp_path / "other.jsonl").write_text(lines[3])
+    out = tmp_path / "run"
+    done = CliRunner().invoke(
+        app, ["run", "-q", "--tasks", str(tmp_path / "two.jsonl"), "--out", str(out)]
+    )
+    assert done.exit_code == 0, done.output
+    third = json.loads(lines[2])["instance_id"]
+    done = CliRunner().invoke(
+        app, ["report", "-q", "--out", str(out), "--tasks", str(tmp_path / "three.jsonl")]
+    )
+    assert done.exit_code == 0, done.output
+    assert f"1 of the 3 tasks of {tmp_path / 'three.jsonl'} have not been scored" in done.output
+    assert third in done.output
+    report = json.loads((out / "report.json").read_text())
+    assert any(third in w for w in report["problems"]["warnings"])
+    done = CliRunner().invoke(
+        app, ["report", "-q", "--out", str(out), "--tasks", str(tmp_path / "other.jsonl")]
+    )
+    assert done.exit_code == 1 and "None of the 1 tasks" in done.output, done.output
+    done = CliRunner().invoke(app, ["report", "-q", "--out", str(out)])  # its own file: complete
+    assert done.exit_code == 0 and "not been scored" not in done.output, done.output

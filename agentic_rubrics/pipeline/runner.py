@@ -28,6 +28,7 @@ from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refus
 from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
 from agentic_rubrics.pipeline.verifiers import get_spec, in_order
 from agentic_rubrics.report.problems import diagnose
+from agentic_rubrics.report.unscored import unscored
 from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
 from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.lock import folder_lock
@@ -164,11 +165,14 @@ def write_report(
     labels: Labels | None = None,
     seed: int | None = None,
     selectors: list[str] | None = None,
+    expected: tuple[str, list[str]] | None = None,
 ) -> Report:
     """Build report.json, report.md, scores.jsonl and selections.jsonl from the run folder.
 
     Labels come from ``labels``, else from ``tasks``, else from the run's own tasks file (see
     :mod:`agentic_rubrics.datasets.labels`); ``seed`` and ``selectors`` default to the recorded ones.
+    ``expected``: a tasks file's name and its task ids; those the folder has not scored yet (a run
+    stopped before them) are a warning, or a failure when it has scored none of them.
     """
     from agentic_rubrics.report.build import build_report_and_results
     from agentic_rubrics.report.markdown import render_markdown
@@ -181,6 +185,8 @@ def write_report(
         folder, labels=labels, seed=seed, selectors=selectors
     )
     report.problems = diagnose(report)
+    if expected is not None:
+        unscored(expected, {r.instance_id for r in results}, report.problems)
     draw = folder.recorded().config.plots
     plots = []
     if draw:
@@ -232,8 +238,10 @@ def _report_locked(
 ) -> Report:
     labels = load_labels(labels_file) if labels_file is not None else None
     tasks_file = tasks_file or recorded_tasks_file(folder)
+    expected = None
     if tasks_file is not None:
         tasks = load_tasks(tasks_file)
+        expected = (str(tasks_file), [t.instance_id for t in tasks])
         refuse_changed(
             changed_tasks(folder, tasks),
             remedy=f"Run `agentic-rubrics run --tasks {tasks_file} --out {out} --redo-changed` to"
@@ -241,7 +249,11 @@ def _report_locked(
         )
         labels = labels or from_tasks(tasks, f"tasks file {tasks_file}")
     return write_report(
-        folder, labels=labels or recorded_labels(folder), seed=seed, selectors=selectors
+        folder,
+        labels=labels or recorded_labels(folder),
+        seed=seed,
+        selectors=selectors,
+        expected=expected,
     )
 
 
