@@ -20,7 +20,7 @@ from agentic_rubrics.rubric.check_regex import regex_time_limit, rubric_time_lim
 from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.rubric.file import MAX_ITEMS, parse_rubric, rubric_to_yaml
 from agentic_rubrics.runfolder.files import read_jsonl
-from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.names import safe_name
 
 from .conftest import item, rubric
 

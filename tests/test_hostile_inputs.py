@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from agentic_rubrics.cli.app import app
 from agentic_rubrics.datasets.bundled import write_tasks_jsonl
 from agentic_rubrics.datasets.swebench import load_report_labels, read_records
 from agentic_rubrics.exceptions import DataError
@@ -19,7 +21,8 @@ from agentic_rubrics.pipeline.config import load_config
 from agentic_rubrics.pipeline.runner import RunConfig, run
 from agentic_rubrics.rubric.file import rubric_to_yaml
 from agentic_rubrics.runfolder.files import read_jsonl
-from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.tasks import load_tasks
 from agentic_rubrics.testing import LoopbackServer, judge_answer
 
@@ -300,3 +303,31 @@ def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_pat
         "empty.jsonl",
         "tasks.jsonl",
     ]
+
+
+def test_a_folder_that_is_not_a_run_is_never_written_over(tmp_path: Path) -> None:
+    """--out naming a folder of the user's own that holds names a run writes or removes
+    (report.json, selections/): refused, with or without --restart, every file kept (they were
+    overwritten, and selections/ emptied); a folder of other files, or holding only the tasks file,
+    is used."""
+    write_tasks_jsonl(tmp_path / "tasks.jsonl")
+    mine = tmp_path / "mine"
+    (mine / "selections").mkdir(parents=True)
+    (mine / "selections" / "my_preds.jsonl").write_text('{"instance_id": "q"}\n')
+    (mine / "report.json").write_text('{"mine": 1}\n')
+    before = {p: p.read_bytes() for p in mine.rglob("*") if p.is_file()}
+    for restart in ([], ["--restart"]):
+        args = ["run", "-q", "--tasks", str(tmp_path / "tasks.jsonl"), "--out", str(mine), *restart]
+        done = CliRunner().invoke(app, args)
+        assert done.exit_code == 2, done.output
+        assert "not a run folder" in done.output and "report.json" in done.output
+        kept = {p: p.read_bytes() for p in mine.rglob("*") if p.is_file() and p.name != ".lock"}
+        assert kept == before  # (the lock file every run takes is the one addition)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine\n")
+    (other / "tasks.jsonl").write_bytes((tmp_path / "tasks.jsonl").read_bytes())
+    args = ["run", "-q", "--tasks", str(other / "tasks.jsonl"), "--out", str(other)]
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert (other / "notes.txt").read_text() == "mine\n" and (other / "report.json").exists()

@@ -16,7 +16,7 @@ from agentic_rubrics.cli.app import app
 from agentic_rubrics.pipeline.runner import RunConfig, report_folder, run
 from agentic_rubrics.rank import metrics
 from agentic_rubrics.rubric.file import rubric_to_yaml
-from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.names import safe_name
 
 from .conftest import item, rubric
 

@@ -43,7 +43,7 @@ from agentic_rubrics.pipeline.driver import ProgressHook
 from agentic_rubrics.pipeline.runner import run
 from agentic_rubrics.pipeline.verifiers import in_order
 from agentic_rubrics.runfolder.files import atomic_write_json, atomic_write_text
-from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.report import Report
 from agentic_rubrics.runfolder.tasks import load_tasks
 from agentic_rubrics.types import Candidate, Task

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 from agentic_rubrics.datasets.inputs import scored_patches
 from agentic_rubrics.exceptions import DataError
 from agentic_rubrics.runfolder.files import atomic_write_text
-from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.names import safe_name
 
 if TYPE_CHECKING:
     from agentic_rubrics.report.results import TaskResult

@@ -29,8 +29,9 @@ from agentic_rubrics.report.view_html import (
 )
 from agentic_rubrics.report.view_task import task_page
 from agentic_rubrics.runfolder.files import atomic_write_text
-from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.lock import folder_lock
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.report import Report
 
 VIEW_DIR = "view"

@@ -6,9 +6,7 @@ run leaves at most verdict rows of unfinished tasks, which :meth:`RunFolder.open
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import shutil
 import uuid
 from pathlib import Path
@@ -24,10 +22,10 @@ from agentic_rubrics.runfolder.files import (
     read_jsonl,
 )
 from agentic_rubrics.runfolder.item_audit import ITEM_AUDIT_FILE
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.recorded import LEGACY_VERIFIERS, RecordedConfig, VerifierEntry
 from agentic_rubrics.runfolder.rows import ProgressRow, RubricStatus, read_row
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
-from agentic_rubrics.surrogates import utf8_bytes
 from agentic_rubrics.types import SCHEMA, Verdict
 
 StatusRow = TypeVar("StatusRow", RubricStatus, ArtifactStatus)
@@ -90,6 +88,14 @@ class RunFolder:
                 atomic_write_json(self.config_path, updated)
             self._drop_unfinished()
             return
+        if not self.config_path.exists() and (
+            theirs := [p for p in self._owned(verifiers) if p.exists()]
+        ):
+            names = ", ".join(p.name for p in theirs[:4]) + (" ..." if len(theirs) > 4 else "")
+            raise ConfigError(
+                f"{self.root}: not a run folder (no config.json), but it holds files a run writes"
+                f" or removes ({names}); nothing was changed: use another --out folder, or move them"
+            )
         if restart and self.root.exists():
             self._discard(verifiers)
         self.root.mkdir(parents=True, exist_ok=True)
@@ -106,19 +112,23 @@ class RunFolder:
     def _discard(self, verifiers: dict[str, VerifierEntry] | None) -> None:
         """A restart: every result of the folder removed (the response cache too: a restarted run
         must not get its answers from the old one; and the HTML view and item audit of the results)."""
-        for child in (
-            *(self.config_path, self.verdicts_path, self.progress_path, self.selections_path),
+        self.config_path.unlink(missing_ok=True)
+        for path in self._owned(verifiers):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+
+    def _owned(self, verifiers: dict[str, VerifierEntry] | None) -> list[Path]:
+        """The files and folders a run writes, and a restart removes (config.json aside)."""
+        return [
+            *(self.verdicts_path, self.progress_path, self.selections_path),
             *(self.report_json, self.report_md, self.scores_path, self.patches_path),
             *(self.spend_path, self.root / ITEM_AUDIT_FILE),
-        ):
-            child.unlink(missing_ok=True)
-        for folder in (
             self.rubrics_dir,
             *(self.root / name for name in self.artifact_folders(verifiers)),
             *(self.trajectories_dir, self.cache_dir, self.root / "selections", self.root / "view"),
-        ):
-            if folder.exists():
-                shutil.rmtree(folder)
+        ]
 
     def config(self) -> dict[str, Any]:
         """The recorded configuration (with its hash), as JSON: what resuming compares.
@@ -356,33 +366,6 @@ class RunFolder:
     def trajectory_path(self, instance_id: str) -> Path:
         """Where a task's exploration trajectory goes."""
         return self.trajectories_dir / f"{safe_name(instance_id)}.json"
-
-
-_HASHED = re.compile(r"-[0-9a-f]{8}\Z")
-_NAME_MAX = 120  # characters kept from an id; file names stay far below the usual 255-byte limit
-
-
-def safe_name(instance_id: str) -> str:
-    """A file-name-safe form of an instance id, distinct for distinct ids.
-
-    An id made only of ASCII letters, digits, ``.``, ``_`` and ``-`` (``django__django-11099``) stays
-    as it is. Any other id — one with ``/`` or other characters, ``.`` or ``..``, longer than
-    120 characters, or one that itself ends like a hashed name (``-`` and 8 hex digits) — becomes its
-    cleaned, shortened form plus ``-`` and 8 hex digits of its sha256. Names that stay as they are never
-    end like that, so ``a/b`` (``a_b-<hash>``) and a literal ``a_b-<hash>`` cannot share a folder.
-    """
-    cleaned = "".join(
-        ch if ch.isascii() and (ch.isalnum() or ch in "._-") else "_" for ch in instance_id
-    )
-    if (
-        cleaned == instance_id
-        and len(instance_id) <= _NAME_MAX
-        and instance_id not in ("", ".", "..")
-        and _HASHED.search(instance_id) is None
-    ):
-        return instance_id
-    digest = hashlib.sha256(utf8_bytes(instance_id)).hexdigest()[:8]
-    return f"{cleaned[:_NAME_MAX]}-{digest}"
 
 
 def _task_of(record: dict[str, Any]) -> str | None:

@@ -26,7 +26,8 @@ from agentic_rubrics.exceptions import (
 )
 from agentic_rubrics.pipeline.context import SANDBOX_SLOT, RunContext
 from agentic_rubrics.pipeline.verifiers import VerifierSpec
-from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.rows import RubricStatus, Trajectory
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus

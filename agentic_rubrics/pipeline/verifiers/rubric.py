@@ -21,7 +21,8 @@ from agentic_rubrics.pipeline.verifiers.artifacts import earlier_artifact
 from agentic_rubrics.pipeline.verifiers.rubric_judging import grade_with_rubric
 from agentic_rubrics.pipeline.verifiers.rubric_writing import RUBRIC_FILE, write_rubric
 from agentic_rubrics.rubric.file import parse_rubric
-from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.rows import RubricStatus
 from agentic_rubrics.setting_effects import Effect

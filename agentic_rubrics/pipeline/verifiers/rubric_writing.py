@@ -28,7 +28,7 @@ from agentic_rubrics.rubric.file import (
     rubric_document,
 )
 from agentic_rubrics.rubric.grounding import grounding_record
-from agentic_rubrics.runfolder.folder import safe_name
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.rows import RubricStatus
 from agentic_rubrics.types import SCHEMA, Rubric, Task

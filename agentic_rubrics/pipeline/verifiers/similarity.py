@@ -36,7 +36,8 @@ from agentic_rubrics.pipeline.verifiers.similarity_writing import (
     given_proxy,
     write_proxy,
 )
-from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.proxies import (
     PROXY_FILE,
     PROXY_STATUS,

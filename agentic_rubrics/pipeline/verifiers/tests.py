@@ -32,7 +32,8 @@ from agentic_rubrics.pipeline.verifiers.tests_grading import (
     validate,
 )
 from agentic_rubrics.pipeline.verifiers.tests_tree import TaskTree
-from agentic_rubrics.runfolder.folder import RunFolder, safe_name
+from agentic_rubrics.runfolder.folder import RunFolder
+from agentic_rubrics.runfolder.names import safe_name
 from agentic_rubrics.runfolder.records import ArtifactRecord
 from agentic_rubrics.runfolder.verifier_rows import ArtifactStatus
 from agentic_rubrics.sandbox.swerex_docker import LOCAL_IMAGE, SweRexDockerConfig
