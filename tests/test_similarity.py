@@ -19,6 +19,7 @@ from agentic_rubrics.rank.agreement import (
     similarity_summary,
 )
 from agentic_rubrics.rank.offline import patch_features
+from agentic_rubrics.rank.rerank import select
 from agentic_rubrics.report.build import build_report_and_results
 from agentic_rubrics.report.markdown import render_markdown
 from agentic_rubrics.runfolder.files import read_jsonl
@@ -66,8 +67,12 @@ def test_self_consistency_is_the_mean_similarity_to_the_other_candidates() -> No
     lines = {cid: changed_lines(p) for cid, p in patches.items()}
     for cid in patches:
         others = [line_similarity(lines[cid], lines[o]) for o in patches if o != cid]
-        assert found[cid] == pytest.approx(sum(others) / len(others), abs=1e-12)
+        if cid != "empty":
+            assert found[cid] == pytest.approx(sum(others) / len(others), abs=1e-12)
     assert found["dup"] == found["c2"]
+    assert found["empty"] is None  # no changed line: never picked (select would have taken it)
+    pool = {"e1": "", "e2": "", "a": diff(["-x = 1", "+x = 2"]), "b": diff(["-y = 1", "+y = 2"])}
+    assert select("t", self_consistency_ranking(pool), "sc").candidate_id in ("a", "b")
     assert self_consistency_ranking({"only": diff(["+x"])}) == {"only": None}
 
 

@@ -84,9 +84,13 @@ def self_consistency_ranking(patches: Mapping[str, str]) -> Ranking:
     :func:`line_similarity` on the ``+``/``-`` lines of the two diffs (the first
     :data:`SIMILARITY_MAX_LINES` of each).
 
-    A pool of one has no other candidate to agree with: its value is ``None``.
+    A pool of one has no other candidate to agree with: its value is ``None``; so is the value of a
+    candidate with no changed line (an empty patch, a reply that is not a diff): the
+    ``self_consistency`` selector never picks one, and neither does :func:`~agentic_rubrics.select`
+    over these values.
     """
-    return line_agreement(patches)[0]
+    values = line_agreement(patches)[0]
+    return {c: v if changed_lines(patches[c]) else None for c, v in values.items()}
 
 
 def similarity_summary(stored: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
