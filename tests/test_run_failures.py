@@ -348,3 +348,22 @@ def test_a_report_says_which_tasks_of_its_tasks_file_were_never_scored(tmp_path:
     assert done.exit_code == 1 and "None of the 1 tasks" in done.output, done.output
     done = CliRunner().invoke(app, ["report", "-q", "--out", str(out)])  # its own file: complete
     assert done.exit_code == 0 and "not been scored" not in done.output, done.output
+
+
+def test_an_invalid_reused_rubric_is_named_with_its_line_and_field(tmp_path: Path) -> None:
+    """--rubrics DIR whose rubrics.yaml has a wrong weight: the warning names the file, the line and
+    the field (it said only `1 rubric(s) failed: rubric_invalid`)."""
+    write_tasks_jsonl(tmp_path / "all.jsonl")
+    (tmp_path / "one.jsonl").write_text((tmp_path / "all.jsonl").read_text().splitlines(True)[0])
+    first = tmp_path / "first"
+    done = CliRunner().invoke(
+        app, ["run", "-q", "--tasks", str(tmp_path / "one.jsonl"), "--out", str(first)]
+    )
+    assert done.exit_code == 0, done.output
+    (path,) = (first / "rubrics").glob("*/rubrics.yaml")
+    text = path.read_text()
+    line = 1 + text[: text.index("    weight: ")].count("\n")
+    path.write_text(text.replace("    weight: ", "    weight: heavy #", 1))
+    args = ["run", "-q", "--tasks", str(tmp_path / "one.jsonl"), "--out", str(tmp_path / "again")]
+    done = CliRunner().invoke(app, [*args, "--rubrics", str(first / "rubrics")])
+    assert f"rubrics.yaml:{line}:" in done.output and ".weight]" in done.output, done.output

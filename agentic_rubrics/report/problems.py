@@ -162,13 +162,13 @@ def explorer_examples(
             continue
         said = seen.setdefault(str(reason), [])
         if len(said) < limit:
-            used = f"{turns} turns" if turns is not None else "turns unknown"
+            used = f"{turns} turns; " if turns is not None else ""  # a reused rubric has none
             last = (
                 f"the validator's last error: {_short(error)}"
                 if error
                 else "no file it wrote was validated"
             )
-            said.append(f"{instance_id} ({used}; {last})")
+            said.append(f"{instance_id} ({used}{last})")
     return {reason: "; ".join(said) for reason, said in seen.items()}
 
 

@@ -7,6 +7,7 @@ and the explorer's trajectory (``trajectories/<id>.json``).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,9 @@ def reused_rubric_path(rubrics_dir: Path, instance_id: str) -> Path | None:
     return None
 
 
-def _reuse(task: Task, rubrics_dir: Path, status: dict[str, Any]) -> Rubric | None:
+def _reuse(
+    task: Task, rubrics_dir: Path, status: dict[str, Any], redact: Callable[[str], str]
+) -> Rubric | None:
     path = reused_rubric_path(rubrics_dir, task.instance_id)
     if path is None:
         status.update(status="failed", reason="rubric_not_found")
@@ -71,7 +74,16 @@ def _reuse(task: Task, rubrics_dir: Path, status: dict[str, Any]) -> Rubric | No
     try:
         rubric, _ = load_rubric(path)
     except RubricError as exc:
-        status.update(status="failed", reason="rubric_invalid", problems=len(exc.problems))
+        # the first problem (file:line:column, field, what was expected) reaches the warning
+        first = str(exc.problems[0]) if exc.problems else str(exc)
+        status.update(
+            status="failed",
+            reason="rubric_invalid",
+            problems=len(exc.problems),
+            last_validation_error=redact(
+                f"{path}: {first}" if not first.startswith(str(path)) else first
+            ),
+        )
         return None
     return rubric
 
@@ -113,7 +125,7 @@ async def write_rubric(
     written: Written | None = None
     if rubrics_dir is not None:
         status["source"] = "reused"
-        rubric = _reuse(task, Path(rubrics_dir), status)
+        rubric = _reuse(task, Path(rubrics_dir), status, ctx.redact)
     else:
         status["source"] = f"explorer:{explorer.name}"
         rubric, written = await _explore(task, ctx, status)
