@@ -367,3 +367,19 @@ def test_an_invalid_reused_rubric_is_named_with_its_line_and_field(tmp_path: Pat
     args = ["run", "-q", "--tasks", str(tmp_path / "one.jsonl"), "--out", str(tmp_path / "again")]
     done = CliRunner().invoke(app, [*args, "--rubrics", str(first / "rubrics")])
     assert f"rubrics.yaml:{line}:" in done.output and ".weight]" in done.output, done.output
+
+
+def test_a_rubrics_folder_that_does_not_exist_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A typo in --rubrics: exit 2 naming it, nothing recorded, so the corrected command runs (the
+    whole job ran, failed every rubric, and the folder then refused the corrected configuration)."""
+    write_tasks_jsonl(tmp_path / "all.jsonl")
+    (tmp_path / "one.jsonl").write_text((tmp_path / "all.jsonl").read_text().splitlines(True)[0])
+    first = tmp_path / "first"
+    args = ["run", "-q", "--tasks", str(tmp_path / "one.jsonl")]
+    assert CliRunner().invoke(app, [*args, "--out", str(first)]).exit_code == 0
+    out = str(tmp_path / "again")
+    done = CliRunner().invoke(app, [*args, "--out", out, "--rubrics", str(tmp_path / "rubricz")])
+    assert done.exit_code == 2 and "rubrics_dir:" in done.output and "rubricz" in done.output
+    assert not (tmp_path / "again" / "config.json").exists()
+    done = CliRunner().invoke(app, [*args, "--out", out, "--rubrics", str(first / "rubrics")])
+    assert done.exit_code == 0, done.output

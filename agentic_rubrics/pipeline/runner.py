@@ -86,6 +86,11 @@ class _Job:
             "prompts": config.prompt_hashes(),
             "tasks_file": str(self.tasks_file.resolve()),
         }
+        for key, value in wanted.items():  # --rubrics, --tests, --proxies: read before any work
+            if key.endswith("_dir") and isinstance(value, str) and not Path(value).is_dir():
+                raise ConfigError(
+                    f"{key}: {value} is not a folder (expected DIR/<instance_id>/...)"
+                )
         if folder.config_path.exists() and not restart:
             recorded = folder.config()
             if recorded.get("config_hash") != config.content_hash():
