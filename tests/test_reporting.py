@@ -217,6 +217,13 @@ def test_fit_refuses_too_few_instances_and_runs_without_a_resolved_candidate(
     assert none.exit_code == 2 and "no resolved candidate among 15 labelled" in none.output
     absent = runner.invoke(app, ["fit", str(tmp_path / "nowhere"), "--out", str(tmp_path / "w")])
     assert absent.exit_code == 2 and "not a run folder" in absent.output
+    # one run twice, or with a copy of itself: its pools would count twice (the intervals narrowed)
+    shutil.copytree(halves[0], tmp_path / "copy")
+    for twice in ([halves[0], halves[1], halves[0]], [halves[0], tmp_path / "copy", halves[1]]):
+        args = ["fit", *map(str, twice), "--out", str(tmp_path / "w.json")]
+        again = runner.invoke(app, args)
+        assert again.exit_code == 2 and "the same run as" in again.output, again.output
+    assert not (tmp_path / "w.json").exists()
 
 
 def test_progress_counts_and_stays_quiet_off_a_terminal() -> None:

@@ -60,9 +60,17 @@ def _pools(
     """Every labelled task of the runs as a pool; the signals; each run's provenance."""
     pools: list[fusion_fit.Pool] = []
     made: list[dict[str, Any]] = []
+    seen: dict[str, Path] = {}
     for run in runs:
         folder = RunFolder(run)
         recorded = folder.recorded()
+        run_id = str(folder.config().get("run_id") or run.resolve())
+        if run_id in seen:  # the same folder twice, or a copy of it: its pools would count twice
+            raise DataError(
+                f"{run}: the same run as {seen[run_id]} (run_id {run_id}); given twice, its pools"
+                " would count twice and narrow every interval"
+            )
+        seen[run_id] = run
         policy = DecisionPolicy.model_validate(recorded.config.policy)
         results = load_results(
             folder, policy=policy, selectors=["random"], seed=0, labels=default_labels(folder)
