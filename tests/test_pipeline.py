@@ -688,3 +688,25 @@ def test_bad_inputs_fail_with_file_line_and_field(tmp_path: Path) -> None:
         app, ["run", "--tasks", str(bad), "--out", str(tmp_path / "o"), "--config", str(cfg)]
     )
     assert result.exit_code == 2 and f"{cfg}: judge.kind" in result.output
+
+
+@SHARES_DEMO_RUN
+def test_the_public_functions_take_paths_as_strings(demo_run: Path, tmp_path: Path) -> None:
+    """A notebook passes "runs/x", not Path("runs/x"): each of these raised AttributeError or
+    TypeError on a str."""
+    import agentic_rubrics as ar
+
+    tasks = str(ar.write_tasks_jsonl(str(tmp_path / "tasks.jsonl")))
+    assert len(ar.load_tasks(tasks)) == 10
+    folder = ar.RunFolder(str(demo_run))
+    assert folder.root == demo_run and folder.config()["config_hash"]
+    (rubric,) = list(demo_run.glob("rubrics/*/rubrics.yaml"))[:1]
+    assert ar.load_rubric(str(rubric))[0].items()
+    copy = tmp_path / "copy"
+    shutil.copytree(demo_run, copy)
+    assert ar.report_folder(str(copy), tasks_file=tasks).counts.tasks == 10
+    assert ar.audit_items(str(copy)).config_hash == ar.compare_methods(str(copy)).config_hash
+    one = tmp_path / "one.jsonl"
+    one.write_text(Path(tasks).read_text().splitlines(keepends=True)[0])
+    again = ar.run(str(one), str(tmp_path / "again"), FAST)
+    assert again is not None and again.counts.candidates == 15

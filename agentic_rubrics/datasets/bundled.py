@@ -172,10 +172,11 @@ def load_examples(root: Path = EXAMPLES_DIR, *, with_labels: bool = True) -> lis
     return [load_example(folder, with_labels=with_labels) for folder in example_folders(root)]
 
 
-def write_tasks_jsonl(dest: Path, root: Path = EXAMPLES_DIR) -> Path:
+def write_tasks_jsonl(dest: Path | str, root: Path = EXAMPLES_DIR) -> Path:
     """Write the bundled tasks as a tasks JSONL file (the pipeline's input format) and return it."""
     from agentic_rubrics.runfolder.files import atomic_write_text
 
+    dest = Path(dest)
     rows = [ex.task.model_dump(mode="json") for ex in load_examples(root)]
     atomic_write_text(dest, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return dest

@@ -129,8 +129,8 @@ def _pair_candidates(
 
 
 def export_sft(
-    runs: list[Path],
-    out: Path,
+    runs: list[Path] | list[str],
+    out: Path | str,
     *,
     task: str = "rubric",
     keep_thinking: bool = False,
@@ -139,8 +139,8 @@ def export_sft(
     max_tokens: int = MAX_TOKENS,
     validation_fraction: float = VALIDATION_FRACTION,
     seed: int = 0,
-    labels: Path | None = None,
-    tasks: Path | None = None,
+    labels: Path | str | None = None,
+    tasks: Path | str | None = None,
     force: bool = False,
 ) -> ExportResult:
     """Export run folders as fine-tuning data into ``out`` (see the module docstring).
@@ -153,6 +153,9 @@ def export_sft(
         ConfigError: a bad option, or an ``out`` that is not an export folder (without ``force``).
         DataError: a run folder's file of the wrong shape (file, line and field).
     """
+    runs, out = [Path(r) for r in runs], Path(out)
+    labels = Path(labels) if labels is not None else None
+    tasks = Path(tasks) if tasks is not None else None
     _check_options(runs, task, max_tokens, validation_fraction)
     _check_out(out, force)
     sources = [open_run(p, labels) for p in runs]

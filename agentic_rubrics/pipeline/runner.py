@@ -43,8 +43,8 @@ log = logging.getLogger(__name__)
 
 
 async def run_async(
-    tasks_file: Path,
-    out: Path,
+    tasks_file: Path | str,
+    out: Path | str,
     config: RunConfig,
     *,
     restart: bool = False,
@@ -62,6 +62,7 @@ async def run_async(
     ``retry_missing``: resuming retries the items and rubrics that failed transiently
     (:mod:`agentic_rubrics.runfolder.retry`).
     """
+    tasks_file = Path(tasks_file)
     job = _Job(load_tasks(tasks_file), tasks_file, RunFolder(out), config, stages, hook, api_key)
     with folder_lock(job.folder.root):
         job.open(restart, redo_changed)
@@ -210,10 +211,10 @@ def write_report(
 
 
 def report_folder(
-    out: Path,
+    out: Path | str,
     *,
-    tasks_file: Path | None = None,
-    labels_file: Path | None = None,
+    tasks_file: Path | str | None = None,
+    labels_file: Path | str | None = None,
     seed: int | None = None,
     selectors: list[Any] | None = None,
 ) -> Report:
@@ -223,6 +224,9 @@ def report_folder(
     is still there, else those recorded in the folder. A tasks file whose patches, candidates or
     issue texts differ from what the folder scored is refused.
     """
+    out = Path(out)
+    tasks_file = Path(tasks_file) if tasks_file is not None else None
+    labels_file = Path(labels_file) if labels_file is not None else None
     folder = RunFolder(out)
     folder.config()  # not a run folder: say so first
     if selectors is not None:  # a selector object or function given in Python: by its name
@@ -263,8 +267,8 @@ def _report_locked(
 
 
 def run(
-    tasks_file: Path,
-    out: Path,
+    tasks_file: Path | str,
+    out: Path | str,
     config: RunConfig | None = None,
     *,
     restart: bool = False,

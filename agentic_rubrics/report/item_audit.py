@@ -32,7 +32,7 @@ TOP = 10
 """Groups of items listed as passing most often for unresolved candidates."""
 
 
-def audit_items(run: Path, *, top: int = TOP) -> ItemAuditFile:
+def audit_items(run: Path | str, *, top: int = TOP) -> ItemAuditFile:
     """Audit a reported run folder's items and write ``run/audit_items.json``.
 
     Raises:
@@ -40,6 +40,7 @@ def audit_items(run: Path, *, top: int = TOP) -> ItemAuditFile:
             it was judged.
         RunFolderBusy: another process is writing to the run folder.
     """
+    run = Path(run)
     folder = RunFolder(run)
     folder.config()  # not a run folder: said before the lock makes anything
     with folder_lock(run):

@@ -57,13 +57,14 @@ VERIFIERS = ("rubric", "tests", "similarity")
 """The parts that are verifiers: a run without one has not measured the methods that need it."""
 
 
-def compare_methods(run: Path) -> MethodComparison:
+def compare_methods(run: Path | str) -> MethodComparison:
     """Compare the methods of a reported run folder; write ``comparison.json`` and ``comparison.md``.
 
     Raises:
         DataError: not a run folder, not reported, no labelled candidate, or a file of another shape.
         RunFolderBusy: another process is writing to the run folder.
     """
+    run = Path(run)
     folder = RunFolder(run)
     folder.config()  # not a run folder: said before the lock makes anything
     with folder_lock(run):

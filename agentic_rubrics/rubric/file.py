@@ -176,12 +176,13 @@ def _parse(text: str, file: str) -> tuple[Rubric, list[Problem]]:
     return rubric, lint(rubric, src)
 
 
-def load_rubric(path: Path) -> tuple[Rubric, list[Problem]]:
+def load_rubric(path: Path | str) -> tuple[Rubric, list[Problem]]:
     """Read and validate a rubrics.yaml; return the rubric and its lint warnings.
 
     Raises:
         RubricError: the file is unreadable or invalid; every problem has file, line and expectation.
     """
+    path = Path(path)
     try:
         too_large = size_problem(path.stat().st_size, str(path))  # before reading it into memory
         if too_large is not None:

@@ -38,8 +38,8 @@ class RunFolder:
     killed run leaves at most verdict rows of unfinished tasks, which :meth:`open` drops.
     """
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, root: Path | str) -> None:
+        self.root = root = Path(root)
         self.config_path = root / "config.json"
         self.rubrics_dir = root / "rubrics"
         self.verdicts_path = root / "verdicts.jsonl"

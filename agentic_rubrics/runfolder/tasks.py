@@ -10,7 +10,7 @@ from agentic_rubrics.runfolder.rows import field_error
 from agentic_rubrics.types import Task
 
 
-def load_tasks(path: Path) -> list[Task]:
+def load_tasks(path: Path | str) -> list[Task]:
     """Read a tasks JSONL file (one task per line). Errors name the file, line and field; a file with
     no task is one (a run of it would report nothing and say all went well).
 
@@ -19,6 +19,7 @@ def load_tasks(path: Path) -> list[Task]:
     """
     from pydantic import ValidationError
 
+    path = Path(path)
     tasks: list[Task] = []
     seen: dict[str, int] = {}
     for number, record in read_jsonl(path):
