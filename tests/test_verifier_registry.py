@@ -213,7 +213,10 @@ def test_a_run_folder_written_before_verifiers_had_a_folder_reads_and_resumes(
     # where the labels came from: the tasks file it was run with is not here
     assert after["labels"].pop("source").startswith("labels recorded in the run folder")
     before["labels"].pop("source")
-    skip = ("artifact", "folder", "non_discriminating")  # keys added since
+    # keys added since; and the default selector's description (`fitted_on`: what it never picks)
+    skip = ("artifact", "folder", "non_discriminating", "fitted_on")
+    said = after["selection"]["weights"]["fitted_on"]
+    assert said.startswith(before["selection"]["weights"]["fitted_on"].split(";")[0])
     assert _without(after, skip) == _without(before, skip)
     tasks = some_tasks(tmp_path, IDS)
     given = tmp_path / "given"
