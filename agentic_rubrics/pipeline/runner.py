@@ -87,8 +87,16 @@ class _Job:
             "prompts": config.prompt_hashes(),
             "tasks_file": str(self.tasks_file.resolve()),
         }
-        for key, value in wanted.items():  # --rubrics, --tests, --proxies: read before any work
-            if key.endswith("_dir") and isinstance(value, str) and not Path(value).is_dir():
+        # --rubrics, --tests, --proxies of a new run: a typo caught before any work (a resumed run
+        # recorded them, and its finished tasks need none)
+        starts = restart or not folder.config_path.exists()
+        for key, value in wanted.items():
+            if (
+                starts
+                and key.endswith("_dir")
+                and isinstance(value, str)
+                and not Path(value).is_dir()
+            ):
                 raise ConfigError(
                     f"{key}: {value} is not a folder (expected DIR/<instance_id>/...)"
                 )
