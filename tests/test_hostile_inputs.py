@@ -280,8 +280,12 @@ def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_pat
     (tmp_path / "afile").write_text("")
     (tmp_path / "empty.jsonl").write_text("\n\n")
     write_tasks_jsonl(tmp_path / "tasks.jsonl")
+    first = json.loads((tmp_path / "tasks.jsonl").read_text().splitlines()[0])
+    first["patches"] = first.pop("candidates")  # a misspelt key: a task with nothing to judge
+    (tmp_path / "typo.jsonl").write_text(json.dumps(first) + "\n")
     cases = [
         (["run", "--tasks", "tasks.jsonl", "--out", "afile"], "afile"),
+        (["run", "--tasks", "typo.jsonl", "--out", "o3"], "no candidate to judge"),
         (["run", "--tasks", "adir", "--out", "o1"], "adir"),
         (["import-swebench", "--candidates", "adir", "--out", "t.jsonl"], "adir"),
         (["run", "--tasks", "empty.jsonl", "--out", "afile"], "empty.jsonl: no tasks"),
@@ -302,6 +306,7 @@ def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_pat
         "afile",
         "empty.jsonl",
         "tasks.jsonl",
+        "typo.jsonl",
     ]
 
 

@@ -22,7 +22,7 @@ from agentic_rubrics.datasets.labels import (
     recorded_labels,
     recorded_tasks_file,
 )
-from agentic_rubrics.exceptions import ConfigError
+from agentic_rubrics.exceptions import ConfigError, DataError
 from agentic_rubrics.llm.spend import read_spending
 from agentic_rubrics.pipeline.config import RunConfig, load_config, resume_refusal
 from agentic_rubrics.pipeline.driver import ProgressHook, run_tasks
@@ -63,7 +63,14 @@ async def run_async(
     (:mod:`agentic_rubrics.runfolder.retry`).
     """
     tasks_file = Path(tasks_file)
-    job = _Job(load_tasks(tasks_file), tasks_file, RunFolder(out), config, stages, hook, api_key)
+    tasks = load_tasks(tasks_file)
+    if "judge" in stages and (bare := [t.instance_id for t in tasks if not t.candidates]):
+        raise DataError(
+            f"{tasks_file}: {len(bare)} task(s) with no candidate to judge ({', '.join(bare[:3])}"
+            f"{' ...' if len(bare) > 3 else ''}): expected a non-empty 'candidates' list of"
+            " {id, patch} objects (`explore` alone writes rubrics without them)"
+        )
+    job = _Job(tasks, tasks_file, RunFolder(out), config, stages, hook, api_key)
     with folder_lock(job.folder.root):
         job.open(restart, redo_changed)
         return await job.run(retry_missing)
