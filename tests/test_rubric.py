@@ -16,6 +16,8 @@ from agentic_rubrics.cli.app import app
 from agentic_rubrics.exceptions import RubricError
 from agentic_rubrics.rubric.file import json_schema, lint, load_rubric, parse_rubric, write_rubric
 
+from .conftest import item, rubric
+
 VALID = """\
 metadata:
   task_summary: "Empty headers must raise instead of returning None"
@@ -335,3 +337,20 @@ def test_rubrics_yaml_is_the_text_pyyaml_writes_whichever_emitter_runs(texts: li
     assert dump_rubric_document(doc) == yaml.safe_dump(
         doc, sort_keys=False, allow_unicode=True, width=100
     )
+
+
+def test_a_rubric_built_in_python_that_would_not_load_is_never_written(tmp_path: Path) -> None:
+    """Rubric.model_validate skips the checks' validation: write_rubric wrote {no_such_check: 1}
+    or {max_files: -1}, which load_rubric then refused. Now it refuses, naming the field, and writes
+    nothing; parse_rubric given a dict says what it takes."""
+    for check in ({"no_such_check": 1}, {"max_files": -1}, {"adds_match": "("}):
+        bad = rubric(file_change=[item("FC1", 2, check)])
+        path = tmp_path / "rubrics.yaml"
+        with pytest.raises(RubricError, match=r"FC1|file_change"):
+            write_rubric(bad, path)
+        assert not path.exists()
+    good = rubric(file_change=[item("FC1", 2, {"max_files": 3})])
+    write_rubric(good, str(tmp_path / "ok.yaml"))
+    assert load_rubric(tmp_path / "ok.yaml")[0] == good
+    with pytest.raises(TypeError, match=r"takes rubrics\.yaml.s text"):
+        parse_rubric({"axes": {}})  # type: ignore[arg-type]

@@ -132,7 +132,13 @@ def parse_rubric(text: str, file: str = "<string>") -> tuple[Rubric, list[Proble
 
     Raises:
         RubricError: with every error found, each naming file, line and what was expected.
+        TypeError: ``text`` is not a str (a dict is a rubric already: ``Rubric.model_validate``).
     """
+    if not isinstance(text, str):
+        raise TypeError(
+            f"parse_rubric takes rubrics.yaml's text (a str), got {type(text).__name__}; for a dict,"
+            " validate it with rubric_to_yaml(Rubric.model_validate(d)) and parse that"
+        )
     try:
         rubric, warnings = _parse_valid(text)
     except RubricError:
@@ -247,9 +253,17 @@ def rubric_document(rubric: Rubric) -> dict[str, Any]:
     return {"metadata": rubric.metadata.model_dump(), "axes": axes}
 
 
-def write_rubric(rubric: Rubric, path: Path) -> None:
-    """Write rubrics.yaml atomically."""
-    atomic_write_text(path, rubric_to_yaml(rubric))
+def write_rubric(rubric: Rubric, path: Path | str) -> None:
+    """Write rubrics.yaml atomically, once it validates as :func:`load_rubric` will read it (a
+    :class:`Rubric` built in Python skips the checks' validation: an unknown check or a bad argument
+    would be written, then refused on load).
+
+    Raises:
+        RubricError: the rubric does not validate; nothing is written.
+    """
+    text = rubric_to_yaml(rubric)
+    parse_rubric(text, file=str(path))
+    atomic_write_text(Path(path), text)
 
 
 def json_schema() -> dict[str, Any]:
