@@ -307,6 +307,13 @@ class Verdict(_Frozen):
     (``git_apply``, ``patch_fuzz``, ``failed``, ``empty``); a code, never text from the patch or the
     reply."""
 
+    @field_validator("weight", "value", mode="before")
+    @classmethod
+    def _no_bool(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # True == 1 in Python: a boolean is not a weight or a value
+            raise ValueError(f"expected an integer, got {value!r}")
+        return value
+
     @model_validator(mode="after")
     def _provenance(self) -> Verdict:
         if self.origin == "missing":

@@ -272,6 +272,9 @@ def test_verdict_provenance_is_enforced() -> None:
         "repeat",
     }
     assert Verdict.model_validate(row) == verdict("A", 1)
+    for field in ("weight", "value"):  # True == 1 in Python, but a boolean is neither
+        with pytest.raises(ValidationError, match="expected an integer, got True"):
+            Verdict.model_validate({**row, field: True})
 
 
 def test_stale_or_foreign_verdicts_are_refused() -> None:
