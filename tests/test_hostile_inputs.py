@@ -4,6 +4,7 @@ reason (or a located error), never a traceback."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -283,9 +284,13 @@ def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_pat
     first = json.loads((tmp_path / "tasks.jsonl").read_text().splitlines()[0])
     first["patches"] = first.pop("candidates")  # a misspelt key: a task with nothing to judge
     (tmp_path / "typo.jsonl").write_text(json.dumps(first) + "\n")
+    (tmp_path / "tasks.jsonl.gz").write_bytes(
+        gzip.compress((tmp_path / "tasks.jsonl").read_bytes())
+    )
     cases = [
         (["run", "--tasks", "tasks.jsonl", "--out", "afile"], "afile"),
         (["run", "--tasks", "typo.jsonl", "--out", "o3"], "no candidate to judge"),
+        (["run", "--tasks", "tasks.jsonl.gz", "--out", "o4"], "gzip-compressed"),
         (["run", "--tasks", "adir", "--out", "o1"], "adir"),
         (["import-swebench", "--candidates", "adir", "--out", "t.jsonl"], "adir"),
         (["run", "--tasks", "empty.jsonl", "--out", "afile"], "empty.jsonl: no tasks"),
@@ -306,6 +311,7 @@ def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_pat
         "afile",
         "empty.jsonl",
         "tasks.jsonl",
+        "tasks.jsonl.gz",
         "typo.jsonl",
     ]
 

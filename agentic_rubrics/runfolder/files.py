@@ -69,9 +69,12 @@ def read_jsonl(
     the record is validated (see :mod:`agentic_rubrics.surrogates`).
     """
     try:
-        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        data = path.read_bytes()
     except FileNotFoundError as exc:
         raise DataError(f"{path}: file not found") from exc
+    if data[:2] == b"\x1f\x8b":  # gzip's magic number: say so, not "invalid JSON" on line 1
+        raise DataError(f"{path}: a gzip-compressed file; expected JSON lines (gunzip it first)")
+    text = data.decode("utf-8", "surrogateescape")
     lines = text.split("\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
