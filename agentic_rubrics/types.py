@@ -52,6 +52,12 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # True == 1 in Python; a YAML `true` is not a weight or a value
+        raise ValueError(f"expected an integer, got {value!r}")
+    return value
+
+
 # --------------------------------------------------------------------------- tasks
 
 
@@ -197,12 +203,7 @@ class RubricItem(_Frozen):
     gate: bool = False
     """When true, failing this item rejects the candidate whatever its score."""
 
-    @field_validator("weight", mode="before")
-    @classmethod
-    def _no_bool_weight(cls, value: Any) -> Any:
-        if isinstance(value, bool):  # True == 1 in Python; a YAML `true` is not a weight
-            raise ValueError(f"weight must be 1, 2 or 3, got {value!r}")
-        return value
+    _weight_no_bool = field_validator("weight", mode="before")(_no_bool)
 
     @field_validator("id")
     @classmethod
@@ -301,18 +302,11 @@ class Verdict(_Frozen):
     repeat: int = Field(default=0, ge=0)
     """Which repeated judgement this is (0 for checks and single runs)."""
     detail: str | None = Field(default=None, pattern=r"^[a-z_]{1,40}$")
-    """A short code saying more about a missing reason (``check_error``: a key of
-    ``CHECK_ERROR_DETAILS``; ``no_repository``: why a configured repository could not be had, a
-    repository error's reason such as ``fetch_failed``), or how an ``applies`` item's patch applied
-    (``git_apply``, ``patch_fuzz``, ``failed``, ``empty``); a code, never text from the patch or the
-    reply."""
+    """A code saying more about a missing reason (``check_error``: a key of ``CHECK_ERROR_DETAILS``;
+    ``no_repository``: a repository error's reason such as ``fetch_failed``), or how an ``applies``
+    item's patch applied (``git_apply``, ``patch_fuzz``, ``failed``, ``empty``); never text."""
 
-    @field_validator("weight", "value", mode="before")
-    @classmethod
-    def _no_bool(cls, value: Any) -> Any:
-        if isinstance(value, bool):  # True == 1 in Python: a boolean is not a weight or a value
-            raise ValueError(f"expected an integer, got {value!r}")
-        return value
+    _no_bool = field_validator("weight", "value", mode="before")(_no_bool)
 
     @model_validator(mode="after")
     def _provenance(self) -> Verdict:

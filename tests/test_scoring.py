@@ -12,7 +12,7 @@ from agentic_rubrics.patch import is_empty_patch
 from agentic_rubrics.rank.scoring import DecisionPolicy, reduce_repeats, score_candidate
 from agentic_rubrics.rubric.check_verdicts import check_verdicts
 from agentic_rubrics.rubric.file import parse_rubric
-from agentic_rubrics.types import AXES, CandidateScore, Rubric, Verdict
+from agentic_rubrics.types import AXES, CandidateScore, Rubric, RubricItem, Verdict
 
 from .conftest import item, rubric
 
@@ -275,6 +275,8 @@ def test_verdict_provenance_is_enforced() -> None:
     for field in ("weight", "value"):  # True == 1 in Python, but a boolean is neither
         with pytest.raises(ValidationError, match="expected an integer, got True"):
             Verdict.model_validate({**row, field: True})
+    with pytest.raises(ValidationError, match="expected an integer, got True"):
+        RubricItem.model_validate({"id": "A", "description": "Does x", "weight": True})
 
 
 def test_stale_or_foreign_verdicts_are_refused() -> None:

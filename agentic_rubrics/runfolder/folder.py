@@ -89,7 +89,8 @@ class RunFolder:
             self._drop_unfinished()
             return
         if not self.config_path.exists() and (
-            theirs := [p for p in self._owned(verifiers) if p.exists()]
+            # a response cache seeded from another run is shared on purpose: appended to, not lost
+            theirs := [p for p in self._owned(verifiers) if p.exists() and p != self.cache_dir]
         ):
             names = ", ".join(p.name for p in theirs[:4]) + (" ..." if len(theirs) > 4 else "")
             raise ConfigError(
