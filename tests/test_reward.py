@@ -115,11 +115,19 @@ def test_missing_is_none_never_zero(demo_run: Path, tmp_path: Path) -> None:
     assert not_applied and all(v.value is None and v.status == "missing" for v in not_applied)
     assert [v.value for v in by_id.values() if v.value is not None and v.value > 0]  # S over the
     assert reward.score == 0.0 and reward.abstained is None  # rest is not 0: the reward is
+    # a bogus binary section whose declared size switches the analysis off: `applies` undecided, a
+    # gate missing: no reward (it gave a comment-only patch 1.0, as much as the fix)
+    bogus = "diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..1111111\n"
+    bogus += "GIT binary patch\nliteral 99999999999\nzcmeIu0Sy2E0K%a6Pi+qeh%mq\n\nliteral 0\nHcmV?d00001\n"
+    with RewardScorer.from_run(demo_run) as scorer:
+        for patch in (stray, task.candidates[0].patch):
+            got = scorer.score(task.instance_id, patch.rstrip("\n") + "\n" + bogus)
+            assert (got.score, got.abstained) == (None, "gate_missing"), got
     # nothing, a response with no diff, a diff of prose: the lowest reward too, never S of the checks
     for response in ("", "hello world", "diff --git a/x b/x\nI could not fix it.\n"):
         got = compute_score("swe", response, None, {**info, "instance_id": task.instance_id})
         assert got == 0.0, response
-    # a rubric whose every item needs the applied tree: a stray patch has no score at all
+    # a rubric whose every item needs the applied tree, and no `applies` item
     only_tree = rubric(
         runtime=[item("RT1", 2, {"parses": True}), item("RT2", 1, {"no_new_undefined_names": True})]
     )
@@ -128,7 +136,8 @@ def test_missing_is_none_never_zero(demo_run: Path, tmp_path: Path) -> None:
     tasks_file = tmp_path / "tasks.jsonl"
     tasks_file.write_text(task.model_dump_json() + "\n")
     settings = {"rubrics_dir": str(tmp_path / "rubrics"), "tasks_file": str(tasks_file)}
-    assert compute_score("swe", stray, None, {**settings, "instance_id": task.instance_id}) is None
+    # ... and a patch that does not apply is still known not to: 0, not an abstention
+    assert compute_score("swe", stray, None, {**settings, "instance_id": task.instance_id}) == 0.0
     good = compute_score(
         "swe", task.candidates[0].patch, None, {**settings, "instance_id": task.instance_id}
     )

@@ -12,7 +12,9 @@ judge thinks of the patch: besides the instance-level cases (no task, no rubric,
 3. ``low_coverage``: the weight with a verdict is below the decision policy's ``min_coverage`` of the
    weight the judge is responsible for — every item except those without a verdict by design
    (:data:`BY_DESIGN`: no model configured for them, an empty patch, a patch that does not apply for
-   the items decided on its applied files, whose ``applies`` item already says 0).
+   the items decided on its applied files, whose ``applies`` item already says 0);
+4. ``gate_missing``: a gate item (``applies`` among them) has no verdict (a patch too large to
+   analyse, say): the decision is ``inconclusive``, and S over the rest is no reward.
 
 A candidate the checks decided cannot be the fix (:func:`cannot_be_the_fix`: an empty patch, one that
 does not apply, one that changes no behaviour or changes the test infrastructure) gets 0, the lowest
@@ -88,7 +90,9 @@ class Reward(BaseModel):
     """Why ``score`` is ``None``: ``unknown_instance``, ``rubric_error:<why>`` (``rubric_not_found``,
     ``rubric_invalid``, ``rubric_changed``), ``empty_rubric``, ``invalid_text``,
     ``judge_failed:<reason>`` (a model call gave no verdicts, or no model-decided item has one),
-    ``no_verdict`` (every item missing), ``low_coverage`` (see the module's docstring)."""
+    ``no_verdict`` (every item missing), ``low_coverage``, ``gate_missing`` (a gate item, such as
+    ``applies``, has no verdict: S would rest on what it could not decide; see the module's
+    docstring)."""
     judge: str
     rubric_hash: str | None = None
 
@@ -139,6 +143,10 @@ def reward_of(
         for v in rows
     ]
     why = absence(score, rows, model_items=model_items, min_coverage=min_coverage)
+    applies = {i.id for _, i in rubric.items() if i.check is not None and i.check.name == "applies"}
+    undecided = any(v.item_id in applies and v.value is None for v in rows)
+    if why is None and (undecided or any(r.startswith("gate_missing:") for r in score.reasons)):
+        why = "gate_missing"  # S over the rest would reward what a gate could not decide
     value = None if why else score.score
     if cannot_be_the_fix(score, rows):
         # the checks decided it cannot be the fix, or cannot be shown to be: the lowest reward,
@@ -163,12 +171,16 @@ def reward_of(
 
 def cannot_be_the_fix(score: CandidateScore, reduced: Iterable[Verdict]) -> bool:
     """Whether the checks decided the candidate fixes nothing: an empty patch (a response without a
-    diff is one), a patch the ``applies`` check found not to apply to the task's tree (the harness
-    cannot apply it either), no behaviour of the program changed, or the test infrastructure
-    changed."""
+    diff is one), a patch that does not apply to the task's tree (its ``applies`` check 0, or, with
+    no such item, its applied-tree checks ``not_applied``: the harness cannot apply it either), no
+    behaviour of the program changed, or the test infrastructure changed."""
     if score.empty_patch or score.no_behaviour_change or score.tampers_with_tests:
         return True
-    return any(v.origin == "checked" and v.reason == "applies" and v.value == 0 for v in reduced)
+    return any(
+        (v.origin == "checked" and v.reason == "applies" and v.value == 0)
+        or (v.reason == "check_error" and v.detail == "not_applied")  # a rubric without `applies`
+        for v in reduced
+    )
 
 
 def _by_design(v: Verdict) -> bool:

@@ -6,7 +6,9 @@ handling —, the ledger, the spend log) and, per instance, the rubric and the t
 Each batch of patches of one instance is judged by :func:`~agentic_rubrics.pipeline.verifiers.rubric_judging.judge_task`,
 the run's own judging (identical patches judged once, repository-aware items decided on the base tree),
 and scored by :func:`~agentic_rubrics.rank.scoring.score_candidate` with the run's decision policy: a
-candidate of a finished run gets the S its report gave it.
+candidate of a finished run gets the S its report gave it, except one the checks decided cannot be the
+fix (empty, not applying, no behaviour change, test infrastructure changed: 0) or whose gate is
+undecided (no reward: :mod:`agentic_rubrics.reward.result`).
 
 Nothing is invented: ``score`` is ``None`` (with ``abstained`` saying why) when the judge does not know
 (a model call failed or stalled past ``timeout``, no model-decided item has a verdict, the coverage is
