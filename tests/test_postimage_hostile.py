@@ -237,3 +237,23 @@ def test_the_worker_address_space_is_capped(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "capped", done.stderr
+
+
+def test_a_binary_hunk_declaring_more_than_its_data_holds_is_corrupt_not_too_large() -> None:
+    """``literal 99999999999`` over one line of data: more than zlib could inflate it to, so git
+    refuses the patch ("corrupt binary patch") and so does the analysis (it was left unanalysed as
+    too large, and its `applies` item undecided); a hunk whose data could reach a size over the bound
+    stays too large to analyse."""
+    from agentic_rubrics.rubric.postimage.apply import refusal
+    from agentic_rubrics.rubric.postimage.binary import binary_sizes
+    from agentic_rubrics.rubric.postimage.model import PostimageConfig
+
+    head = "diff --git a/b.bin b/b.bin\nnew file mode 100644\nindex 0000000..1111111\nGIT binary patch\n"
+    bogus = head + "literal 99999999999\nzcmeIu0Sy2E0K%a6Pi+qeh%mq\n\nliteral 0\nHcmV?d00001\n"
+    assert binary_sizes(bogus.splitlines()) == [(99999999999, 52), (0, 8)]
+    config = PostimageConfig()
+    assert refusal(bogus, len(bogus), config) == ("failed", "corrupt_binary")
+    big = head + "literal 67108865\n" + ("z" + "0" * 65 + "\n") * 1300 + "\n"
+    assert refusal(big, len(big), config) == ("not_attempted", "patch_too_large")
+    small = head + "literal 12\nTcmZQzU|?coU|?Wk00962\n\n"
+    assert refusal(small, len(small), config) is None

@@ -115,13 +115,18 @@ def test_missing_is_none_never_zero(demo_run: Path, tmp_path: Path) -> None:
     assert not_applied and all(v.value is None and v.status == "missing" for v in not_applied)
     assert [v.value for v in by_id.values() if v.value is not None and v.value > 0]  # S over the
     assert reward.score == 0.0 and reward.abstained is None  # rest is not 0: the reward is
-    # a bogus binary section whose declared size switches the analysis off: `applies` undecided, a
-    # gate missing: no reward (it gave a comment-only patch 1.0, as much as the fix)
-    bogus = "diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..1111111\n"
-    bogus += "GIT binary patch\nliteral 99999999999\nzcmeIu0Sy2E0K%a6Pi+qeh%mq\n\nliteral 0\nHcmV?d00001\n"
+    # a binary section declaring 100 GB on one line of data: corrupt (git refuses it), so the patch
+    # does not apply: 0 (its declared size switched the analysis off, and a comment-only patch got 1.0)
+    head = "diff --git a/blob.bin b/blob.bin\nnew file mode 100644\nindex 0000000..1111111\n"
+    bogus = head + "GIT binary patch\nliteral 99999999999\nzcmeIu0Sy2E0K%a6Pi+qeh%mq\n\n"
+    # one whose data could inflate past the analysis's bound: not analysed, `applies` undecided, a
+    # gate missing: no reward, never S over the rest
+    big = head + "GIT binary patch\nliteral 67108865\n" + ("z" + "0" * 65 + "\n") * 1300 + "\n"
     with RewardScorer.from_run(demo_run) as scorer:
         for patch in (stray, task.candidates[0].patch):
             got = scorer.score(task.instance_id, patch.rstrip("\n") + "\n" + bogus)
+            assert (got.score, got.abstained) == (0.0, None), got
+            got = scorer.score(task.instance_id, patch.rstrip("\n") + "\n" + big)
             assert (got.score, got.abstained) == (None, "gate_missing"), got
     # nothing, a response with no diff, a diff of prose: the lowest reward too, never S of the checks
     for response in ("", "hello world", "diff --git a/x b/x\nI could not fix it.\n"):

@@ -44,6 +44,7 @@ from pathlib import Path, PurePosixPath
 
 from agentic_rubrics.confine import PATH, confine_problem, confined_argv
 from agentic_rubrics.patch import outside_hunks, unquote_path
+from agentic_rubrics.rubric.postimage.binary import INFLATE_MAX, binary_sizes
 from agentic_rubrics.rubric.postimage.model import ApplyMethod, PostimageConfig
 
 log = logging.getLogger(__name__)
@@ -53,7 +54,6 @@ PATCH_FUZZ = ("patch", "--batch", "--fuzz=5", "-p1", "-i")
 
 _HEADER = re.compile(r"^(?:--- |\+\+\+ |rename from |rename to |copy from |copy to )(.+)$")
 _DIFF_GIT = re.compile(r"^diff --git (\"(?:[^\"\\]|\\.)*\"|\S+) (\"(?:[^\"\\]|\\.)*\"|\S+)$")
-_BINARY_SIZE = re.compile(r"^(?:literal|delta) (\d{1,20})$")
 _OFFSET = re.compile(
     r"^Hunk #\d+ succeeded at \d+(?: with fuzz (\d+))?(?: \(offset (-?\d+) lines?\))?"
 )
@@ -133,9 +133,10 @@ def refusal(text: str, size: int, config: PostimageConfig) -> tuple[ApplyMethod,
         stripped = path.split("/", 1)[1] if "/" in path and not path.startswith("/") else path
         if _safe_relative(path) is None or _safe_relative(stripped) is None:
             return "failed", "unsafe_path"
-    for line in outside_hunks(text):
-        m = _BINARY_SIZE.match(line)
-        if m and int(m.group(1)) > config.max_output_file_bytes:
+    for declared, held in binary_sizes(outside_hunks(text)):
+        if declared > INFLATE_MAX * held + 64:  # more than its data can inflate to: git refuses it
+            return "failed", "corrupt_binary"
+        if declared > config.max_output_file_bytes:
             return "not_attempted", "patch_too_large"
     return None
 

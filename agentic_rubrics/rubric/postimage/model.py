@@ -28,6 +28,7 @@ REASONS: Final[dict[str, str]] = {
     "apply_tool_missing": "git or patch is not installed",
     "unsafe_path": "a header names a path outside the repository (absolute or with ..): not applied",
     "patch_too_large": "the patch, or a binary hunk's declared size, is over its bound: not analysed",
+    "corrupt_binary": "a binary hunk declares more than its data can inflate to: git refuses it too",
     "copy_too_large": "a touched repository file, or all of them, is over the copy bound: not analysed",
     "apply_output_too_large": "git apply or patch wrote a file over its bound: not analysed",
     "not_confined": "isolation: bubblewrap was asked for and bubblewrap cannot run here: not applied",
