@@ -137,7 +137,13 @@ def test_a_binary_hunk_declaring_a_huge_file_is_refused_before_anything_runs(
         "GIT binary patch\nliteral 300000000\nzcmeAS@N?(olHy`uVBq!ia0vp^j3CUx0wlM}@Gt=>Zci7-kcv5P&mQDuP~c%&\n\n"
         "literal 0\nHcmV?d00001\n\n"
     )
-    result = analyze_patch(repo, patch)
+    result = analyze_patch(repo, patch)  # one line of data cannot inflate to 300 MB: corrupt
+    assert (result.apply.method, result.reasons) == ("failed", ("corrupt_binary",))
+    lines = "zcmeAS@N?(olHy`uVBq!ia0vp^j3CUx0wlM}@Gt=>Zci7-kcv5P&mQDuP~c%&\n" * 6000
+    plausible = patch.replace(
+        "zcmeAS@N?(olHy`uVBq!ia0vp^j3CUx0wlM}@Gt=>Zci7-kcv5P&mQDuP~c%&\n", lines
+    )
+    result = analyze_patch(repo, plausible)
     assert (result.apply.method, result.reasons) == ("not_attempted", ("patch_too_large",))
     small = analyze_patch(repo, "x" * 101, PostimageConfig(max_patch_bytes=100))
     assert small.reasons == ("patch_too_large",)
