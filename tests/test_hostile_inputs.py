@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -289,7 +290,7 @@ def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_pat
     )
     cases = [
         (["run", "--tasks", "tasks.jsonl", "--out", "afile"], "afile"),
-        (["run", "--tasks", "typo.jsonl", "--out", "o3"], "no candidate to judge"),
+        (["run", "--tasks", "typo.jsonl", "--out", "o3"], "no task has a candidate to judge"),
         (["run", "--tasks", "tasks.jsonl.gz", "--out", "o4"], "gzip-compressed"),
         (["run", "--tasks", "adir", "--out", "o1"], "adir"),
         (["import-swebench", "--candidates", "adir", "--out", "t.jsonl"], "adir"),
@@ -342,3 +343,14 @@ def test_a_folder_that_is_not_a_run_is_never_written_over(tmp_path: Path) -> Non
     done = CliRunner().invoke(app, args)
     assert done.exit_code == 0, done.output
     assert (other / "notes.txt").read_text() == "mine\n" and (other / "report.json").exists()
+    # a folder holding the rubrics it reuses (--rubrics DIR/rubrics --out DIR): used, rubrics kept;
+    # with --restart (which would remove them) refused
+    for restart, code in (([], 0), (["--restart"], 2)):
+        reuse = tmp_path / f"reuse{len(restart)}"
+        shutil.copytree(other / "rubrics", reuse / "rubrics")
+        shutil.copy(other / "tasks.jsonl", reuse / "tasks.jsonl")
+        before = {p: p.read_bytes() for p in (reuse / "rubrics").rglob("*") if p.is_file()}
+        args = ["run", "-q", "--tasks", str(reuse / "tasks.jsonl"), "--out", str(reuse)]
+        done = CliRunner().invoke(app, [*args, "--rubrics", str(reuse / "rubrics"), *restart])
+        assert done.exit_code == code, done.output
+        assert {p: p.read_bytes() for p in (reuse / "rubrics").rglob("*") if p.is_file()} == before

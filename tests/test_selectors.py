@@ -235,3 +235,25 @@ def test_self_consistency_never_picks_a_reply_that_is_not_a_diff() -> None:
     del baselines[NO_LINES]  # a run stored before the list: only the agreement values guard it
     ranking = selector.ranking(SimpleNamespace(instance_id="t", scores=scores, baselines=baselines))  # type: ignore[arg-type]
     assert select("t", ranking, "self_consistency").candidate_id in ("a", "b")
+
+
+def test_a_run_stored_before_the_list_of_no_line_candidates_never_picks_one_either(
+    tmp_path: Path,
+) -> None:
+    """A folder whose tasks were stored before self-consistency listed its candidates with no changed
+    line keeps the old agreement values, under which three copies of a prose reply agree fully: the
+    report takes the list from the folder's patches, and never picks one."""
+    record = json.loads(write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines()[0])
+    record["candidates"] += [{"id": f"prose{i}", "patch": "Sorry, no fix.\n"} for i in range(3)]
+    (tmp_path / "t.jsonl").write_text(json.dumps(record) + "\n")
+    out = tmp_path / "run"
+    run(tmp_path / "t.jsonl", out, RunConfig(bootstrap_resamples=0, plots=False))
+    rows = [r for _, r in read_jsonl(out / "progress.jsonl")]
+    for row in rows:  # as an older version stored them: no list, prose agreeing fully
+        row["baselines"].pop(NO_LINES)
+        row["baselines"]["self_consistency"].update({f"prose{i}": 1.0 for i in range(3)})
+    (out / "progress.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    report = report_folder(out)
+    assert report.primary_selector == "self_consistency"
+    (picked,) = [r for _, r in read_jsonl(out / "selections.jsonl")]
+    assert picked["model_patch"].startswith("diff --git"), picked

@@ -64,11 +64,10 @@ async def run_async(
     """
     tasks_file = Path(tasks_file)
     tasks = load_tasks(tasks_file)
-    if "judge" in stages and (bare := [t.instance_id for t in tasks if not t.candidates]):
+    if "judge" in stages and not any(t.candidates for t in tasks):  # a misspelt key, say
         raise DataError(
-            f"{tasks_file}: {len(bare)} task(s) with no candidate to judge ({', '.join(bare[:3])}"
-            f"{' ...' if len(bare) > 3 else ''}): expected a non-empty 'candidates' list of"
-            " {id, patch} objects (`explore` alone writes rubrics without them)"
+            f"{tasks_file}: no task has a candidate to judge: expected a non-empty 'candidates'"
+            " list of {id, patch} objects (`explore` alone writes rubrics without them)"
         )
     job = _Job(tasks, tasks_file, RunFolder(out), config, stages, hook, api_key)
     with folder_lock(job.folder.root):

@@ -79,6 +79,9 @@ def load_results(
             verdicts_changed=verdicts_changed(progress, digests),
         )
         results.append(result)
+    from agentic_rubrics.report.results import listed_no_lines  # a run stored before the list
+
+    listed_no_lines(results, folder)
     rank_tasks(results, selectors, seed)
     return results
 

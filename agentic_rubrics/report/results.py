@@ -11,6 +11,7 @@ from typing import Any
 
 from agentic_rubrics.report.item_stats import items_of
 from agentic_rubrics.rubric.checks_repo import is_repo_check
+from agentic_rubrics.runfolder.folder import RunFolder
 from agentic_rubrics.runfolder.item_audit import ItemAudit
 from agentic_rubrics.runfolder.recorded import VerifierEntry
 from agentic_rubrics.runfolder.rows import ProgressRow
@@ -176,3 +177,19 @@ def _one_verifier(records: list[dict[str, Any]], scores: str) -> dict[str, Any]:
         # graded on a release sdist standing in for the base commit (said only when some were)
         **({"approximate_tree": approximate} if approximate else {}),
     }
+
+
+def listed_no_lines(results: Sequence[TaskResult], folder: RunFolder) -> None:
+    """A task stored before self-consistency listed its candidates with no changed line (prose, a
+    binary-only diff) gets the list from the folder's scored patches, so that the selector never
+    picks one there either: its stored agreement values still let such copies agree."""
+    from agentic_rubrics.datasets.inputs import scored_patches
+    from agentic_rubrics.patch import changed_lines
+    from agentic_rubrics.rank.selectors.self_consistency import NO_LINES
+
+    old = [t for t in results if "self_consistency" in t.baselines and NO_LINES not in t.baselines]
+    patches = {(i, c): p for (i, c, _), p in scored_patches(folder).items()} if old else {}
+    for t in old:
+        mine = {c.id: patches.get((t.instance_id, c.id)) for c in t.progress.candidates}
+        none = sorted(c for c, p in mine.items() if p is not None and not changed_lines(p))
+        t.progress.baselines[NO_LINES] = none

@@ -88,10 +88,11 @@ class RunFolder:
                 atomic_write_json(self.config_path, updated)
             self._drop_unfinished()
             return
-        if not self.config_path.exists() and (
-            # a response cache seeded from another run is shared on purpose: appended to, not lost
-            theirs := [p for p in self._owned(verifiers) if p.exists() and p != self.cache_dir]
-        ):
+        # a folder of the user's: the results a run overwrites are refused; with --restart, what it
+        # removes too (a seeded response cache, or artifacts reused with --rubrics DIR, are kept)
+        kept = {self.cache_dir, *([] if restart else self._artifacts(verifiers))}
+        theirs = [p for p in self._owned(verifiers) if p not in kept and p.exists()]
+        if theirs and not self.config_path.exists():
             names = ", ".join(p.name for p in theirs[:4]) + (" ..." if len(theirs) > 4 else "")
             raise ConfigError(
                 f"{self.root}: not a run folder (no config.json), but it holds files a run writes"
@@ -126,10 +127,13 @@ class RunFolder:
             *(self.verdicts_path, self.progress_path, self.selections_path),
             *(self.report_json, self.report_md, self.scores_path, self.patches_path),
             *(self.spend_path, self.root / ITEM_AUDIT_FILE),
-            self.rubrics_dir,
-            *(self.root / name for name in self.artifact_folders(verifiers)),
+            *self._artifacts(verifiers),
             *(self.trajectories_dir, self.cache_dir, self.root / "selections", self.root / "view"),
         ]
+
+    def _artifacts(self, verifiers: dict[str, VerifierEntry] | None) -> list[Path]:
+        """The verifiers' artifact folders (``rubrics/``, ``tests/`` ...)."""
+        return [self.rubrics_dir, *(self.root / name for name in self.artifact_folders(verifiers))]
 
     def config(self) -> dict[str, Any]:
         """The recorded configuration (with its hash), as JSON: what resuming compares.
