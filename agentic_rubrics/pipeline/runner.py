@@ -93,19 +93,8 @@ class _Job:
             "prompts": config.prompt_hashes(),
             "tasks_file": str(self.tasks_file.resolve()),
         }
-        # --rubrics, --tests, --proxies of a new run: a typo caught before any work (a resumed run
-        # recorded them, and its finished tasks need none)
-        starts = restart or not folder.config_path.exists()
-        for key, value in wanted.items():
-            if (
-                starts
-                and key.endswith("_dir")
-                and isinstance(value, str)
-                and not Path(value).is_dir()
-            ):
-                raise ConfigError(
-                    f"{key}: {value} is not a folder (expected DIR/<instance_id>/...)"
-                )
+        if restart or not folder.config_path.exists():
+            _check_folders(config, wanted)
         if folder.config_path.exists() and not restart:
             recorded = folder.config()
             if recorded.get("config_hash") != config.content_hash():
@@ -355,3 +344,19 @@ def _refuse_unexplored(folder: RunFolder, config: RunConfig, tasks: list[Task]) 
                 f"{len(unexplored)} task(s) have no {spec.artifact} yet (e.g. {unexplored[0]});"
                 f" run 'explore' first or pass {spec.given_option or 'its artifacts'}"
             )
+
+
+def _check_folders(config: RunConfig, wanted: dict[str, Any]) -> None:
+    """The folders a new run's verifiers reuse (``--rubrics``, ``--tests``, ``--proxies``): a typo is
+    caught before any work (a resumed run recorded them, and its finished tasks need none)."""
+    from agentic_rubrics.pipeline.verifiers import settings_class
+
+    for spec in in_order(config.verifiers):
+        fields = getattr(settings_class(spec), "model_fields", {})
+        for key in (k for k in fields if k.endswith("_dir")):
+            value = wanted.get(key)
+            if isinstance(value, str) and not Path(value).is_dir():
+                option = f"--{key.removesuffix('_dir')}"
+                raise ConfigError(
+                    f"{option} ({key}): {value} is not a folder (expected DIR/<instance_id>/...)"
+                )
