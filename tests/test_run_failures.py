@@ -379,7 +379,11 @@ def test_a_rubrics_folder_that_does_not_exist_is_refused_before_any_work(tmp_pat
     assert CliRunner().invoke(app, [*args, "--out", str(first)]).exit_code == 0
     out = str(tmp_path / "again")
     done = CliRunner().invoke(app, [*args, "--out", out, "--rubrics", str(tmp_path / "rubricz")])
-    assert done.exit_code == 2 and "rubrics_dir:" in done.output and "rubricz" in done.output
+    assert (
+        done.exit_code == 2
+        and "--rubrics (rubrics_dir):" in done.output
+        and "rubricz" in done.output
+    )
     assert not (tmp_path / "again" / "config.json").exists()
     done = CliRunner().invoke(app, [*args, "--out", out, "--rubrics", str(first / "rubrics")])
     assert done.exit_code == 0, done.output
