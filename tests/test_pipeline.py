@@ -696,7 +696,13 @@ def test_the_public_functions_take_paths_as_strings(demo_run: Path, tmp_path: Pa
     TypeError on a str."""
     import agentic_rubrics as ar
 
-    tasks = str(ar.write_tasks_jsonl(str(tmp_path / "tasks.jsonl")))
+    from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
+    from agentic_rubrics.pipeline.config import load_config
+
+    tasks = str(ar.write_tasks_jsonl(str(tmp_path / "tasks.jsonl"), root=str(EXAMPLES_DIR)))
+    assert len(ar.load_examples(str(EXAMPLES_DIR))) == 10
+    (tmp_path / "c.yaml").write_text("seed: 3\n")
+    assert load_config(str(tmp_path / "c.yaml")).seed == 3
     assert len(ar.load_tasks(tasks)) == 10
     folder = ar.RunFolder(str(demo_run))
     assert folder.root == demo_run and folder.config()["config_hash"]

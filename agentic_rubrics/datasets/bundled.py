@@ -167,12 +167,14 @@ def example_folders(root: Path = EXAMPLES_DIR) -> list[Path]:
     return sorted(p for p in root.iterdir() if (p / "task.yaml").exists())
 
 
-def load_examples(root: Path = EXAMPLES_DIR, *, with_labels: bool = True) -> list[ExampleTask]:
+def load_examples(
+    root: Path | str = EXAMPLES_DIR, *, with_labels: bool = True
+) -> list[ExampleTask]:
     """Every bundled example task."""
-    return [load_example(folder, with_labels=with_labels) for folder in example_folders(root)]
+    return [load_example(f, with_labels=with_labels) for f in example_folders(Path(root))]
 
 
-def write_tasks_jsonl(dest: Path | str, root: Path = EXAMPLES_DIR) -> Path:
+def write_tasks_jsonl(dest: Path | str, root: Path | str = EXAMPLES_DIR) -> Path:
     """Write the bundled tasks as a tasks JSONL file (the pipeline's input format) and return it."""
     from agentic_rubrics.runfolder.files import atomic_write_text
 

@@ -351,7 +351,9 @@ def _setting_path(data: Any, loc: tuple[int | str, ...]) -> list[str]:
     return out
 
 
-def load_config(path: Path | None = None, overrides: dict[str, Any] | None = None) -> RunConfig:
+def load_config(
+    path: Path | str | None = None, overrides: dict[str, Any] | None = None
+) -> RunConfig:
     """A RunConfig from a YAML file (optional) with overrides (nested dicts; ``None`` = unset) on top.
 
     Raises:
@@ -359,6 +361,7 @@ def load_config(path: Path | None = None, overrides: dict[str, Any] | None = Non
     """
     data: dict[str, Any] = {}
     if path is not None:
+        path = Path(path)
         try:
             loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
