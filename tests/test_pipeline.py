@@ -695,7 +695,6 @@ def test_the_public_functions_take_paths_as_strings(demo_run: Path, tmp_path: Pa
     """A notebook passes "runs/x", not Path("runs/x"): each of these raised AttributeError or
     TypeError on a str."""
     import agentic_rubrics as ar
-
     from agentic_rubrics.datasets.bundled import EXAMPLES_DIR
     from agentic_rubrics.pipeline.config import load_config
 
