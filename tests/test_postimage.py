@@ -276,6 +276,23 @@ def test_a_renamed_file_keeps_its_definitions(git_repo: MakeRepo) -> None:
     assert result.removed_names == ()
 
 
+def test_a_module_renamed_away_from_python_removes_its_names(git_repo: MakeRepo) -> None:
+    """``gone.py`` -> ``gone.py.bak``: Python cannot import it any more, so its names are removed and
+    their users found (the renamed file's own image bound them, and the rename passed as harmless)."""
+    users = "from gone import old_api\n\nold_api()\n"
+    repo, diff = git_repo({"gone.py": "def old_api():\n    return 1\n", "users.py": users})
+    git(repo, "mv", "gone.py", "gone.py.bak")
+    patch = diff()
+    _reset(repo)
+    assert "rename to gone.py.bak" in patch
+    [gone] = analyze_patch(repo, patch).removed_names
+    assert (gone.qualname, gone.still_used, gone.example and gone.example.path) == (
+        "old_api",
+        True,
+        "users.py",
+    )
+
+
 def test_non_python_files_are_listed_but_not_checked(git_repo: MakeRepo) -> None:
     repo, diff = git_repo({"README.md": "# title\n", "setup.cfg": "[x]\n"})
     patch = _edit(repo, diff, {"README.md": "# title\nimport os\nundefined\n"})

@@ -218,11 +218,13 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
     )
     pre_image = pre.image if pre is not None else None
     post_image = post.image if post is not None else None
+    # a module renamed to a name Python cannot import (``x.py`` -> ``x.py.bak``) binds nothing any more
+    module = post_image if c.path.endswith(".py") else None
     introduced: tuple[IntroducedMessage, ...] = ()
     if post is not None:
         state.posts[c.path] = post_text or ""
-        if post_image is not None:
-            state.images[c.path] = post_image
+        if module is not None:
+            state.images[c.path] = module
         if pre is not None and pre_image is None and post_image is not None:
             reasons.append("pre_syntax_error")
         else:
@@ -236,7 +238,7 @@ def _python_file(c: _Change, config: PostimageConfig, state: _State) -> FileFind
             added,
         )
         if pre_image is not None:
-            state.removed += removed_definitions(c.old_path or c.path, pre_image, post_image)
+            state.removed += removed_definitions(c.old_path or c.path, pre_image, module)
     state.timings["symbols_ms"] = state.timings.get("symbols_ms", 0.0) + _ms(t0)
     parses = None if post is None else post_image is not None
     t0 = time.perf_counter()
