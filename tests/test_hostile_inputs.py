@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -273,11 +272,15 @@ def test_json_files_the_user_hands_in_nested_too_deeply_are_errors_naming_them(
         folder.artifact_status("tests", "t1")
 
 
-def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_path: Path) -> None:
+def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A folder given for a file, a file given for a folder, an empty tasks file, an import that
     yields no task: ``error:`` naming the path, exit 2, nothing written (they gave tracebacks, or
-    exit 0 with a report of nothing)."""
-    exe = str(Path(sys.executable).parent / "agentic-rubrics")
+    exit 0 with a report of nothing). The console script's own entry point, in this process."""
+    from agentic_rubrics.cli.app import main
+
+    monkeypatch.chdir(tmp_path)
     (tmp_path / "adir").mkdir()
     (tmp_path / "afile").write_text("")
     (tmp_path / "empty.jsonl").write_text("\n\n")
@@ -302,11 +305,12 @@ def test_paths_and_empty_inputs_end_with_an_error_line_never_a_traceback(tmp_pat
         ),
     ]
     for args, named in cases:
-        done = subprocess.run(
-            [exe, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
-        )
-        assert done.returncode == 2, (args, done.stderr)
-        assert "Traceback" not in done.stderr and named in done.stderr, (args, done.stderr)
+        monkeypatch.setattr(sys, "argv", ["agentic-rubrics", *args])
+        with pytest.raises(SystemExit) as ended:
+            main()
+        err = capsys.readouterr().err
+        assert ended.value.code == 2, (args, err)
+        assert "Traceback" not in err and named in err, (args, err)
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "adir",
         "afile",
@@ -322,7 +326,8 @@ def test_a_folder_that_is_not_a_run_is_never_written_over(tmp_path: Path) -> Non
     (report.json, selections/): refused, with or without --restart, every file kept (they were
     overwritten, and selections/ emptied); a folder of other files, or holding only the tasks file,
     is used."""
-    write_tasks_jsonl(tmp_path / "tasks.jsonl")
+    every = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "tasks.jsonl").write_text(every[0])  # one task: the folders matter, not the pool
     mine = tmp_path / "mine"
     (mine / "selections").mkdir(parents=True)
     (mine / "selections" / "my_preds.jsonl").write_text('{"instance_id": "q"}\n')
