@@ -353,8 +353,7 @@ def test_a_report_says_which_tasks_of_its_tasks_file_were_never_scored(tmp_path:
 def test_an_invalid_reused_rubric_is_named_with_its_line_and_field(tmp_path: Path) -> None:
     """--rubrics DIR whose rubrics.yaml has a wrong weight: the warning names the file, the line and
     the field (it said only `1 rubric(s) failed: rubric_invalid`)."""
-    write_tasks_jsonl(tmp_path / "all.jsonl")
-    (tmp_path / "one.jsonl").write_text((tmp_path / "all.jsonl").read_text().splitlines(True)[0])
+    _one_task(tmp_path)
     first = tmp_path / "first"
     done = CliRunner().invoke(
         app, ["run", "-q", "--tasks", str(tmp_path / "one.jsonl"), "--out", str(first)]
@@ -372,8 +371,7 @@ def test_an_invalid_reused_rubric_is_named_with_its_line_and_field(tmp_path: Pat
 def test_a_rubrics_folder_that_does_not_exist_is_refused_before_any_work(tmp_path: Path) -> None:
     """A typo in --rubrics: exit 2 naming it, nothing recorded, so the corrected command runs (the
     whole job ran, failed every rubric, and the folder then refused the corrected configuration)."""
-    write_tasks_jsonl(tmp_path / "all.jsonl")
-    (tmp_path / "one.jsonl").write_text((tmp_path / "all.jsonl").read_text().splitlines(True)[0])
+    _one_task(tmp_path)
     first = tmp_path / "first"
     args = ["run", "-q", "--tasks", str(tmp_path / "one.jsonl")]
     assert CliRunner().invoke(app, [*args, "--out", str(first)]).exit_code == 0
@@ -387,3 +385,10 @@ def test_a_rubrics_folder_that_does_not_exist_is_refused_before_any_work(tmp_pat
     assert not (tmp_path / "again" / "config.json").exists()
     done = CliRunner().invoke(app, [*args, "--out", out, "--rubrics", str(first / "rubrics")])
     assert done.exit_code == 0, done.output
+
+
+def _one_task(tmp_path: Path) -> Path:
+    """The first bundled task alone, as ``tmp_path/one.jsonl``."""
+    every = write_tasks_jsonl(tmp_path / "all.jsonl").read_text().splitlines(keepends=True)
+    (tmp_path / "one.jsonl").write_text(every[0])
+    return tmp_path / "one.jsonl"

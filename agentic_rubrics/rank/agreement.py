@@ -60,9 +60,8 @@ def line_agreement(
         keyed[cid] = tuple(numbers.setdefault(ln, len(numbers)) for ln in lines[:max_lines])
     distinct = list(dict.fromkeys(keyed.values()))
     row = {seq: n for n, seq in enumerate(distinct)}
-    sims = [
-        [1.0 if seq else 0.0] * len(distinct) for seq in distinct
-    ]  # identical changes agree fully; none with none
+    # identical changes agree fully; no change agrees with nothing, itself included
+    sims = [[1.0 if seq else 0.0] * len(distinct) for seq in distinct]
     for i, a in enumerate(distinct):
         for j in range(i + 1, len(distinct)):
             sims[i][j] = sims[j][i] = similarity(a, distinct[j])

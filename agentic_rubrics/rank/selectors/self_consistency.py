@@ -36,8 +36,8 @@ class SelfConsistencySelector(BaseSelector):
     def ranking(self, task: RankingInput) -> Ranking:
         """The agreement values; an empty patch has none, nor has one with no changed lines (not a
         diff — an agent's prose reply —, or only a binary file, a mode or a name): it changes no
-        line another candidate could agree with. (A run whose features were stored before they
-        listed these candidates excludes only the empty patches.)"""
+        line another candidate could agree with. (A run stored before they were listed gets the
+        list from its patches at report time: :func:`agentic_rubrics.report.results.listed_no_lines`.)"""
         values = stored(task, "self_consistency", self.name)
         none = set(task.baselines.get(NO_LINES) or ())
         return {
